@@ -1,0 +1,172 @@
+//! The kinds the emulator serves, and how they map to API paths.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{json, Value};
+
+/// A kind of object the emulator stores and serves.
+///
+/// The set is closed on purpose: it is exactly what dispatch-dash reads, so
+/// that the paths, list kinds and discovery documents can be checked against
+/// what the real `kube` client generates for each one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// core/v1 `pods` (namespaced).
+    Pod,
+    /// core/v1 `nodes` (cluster-scoped).
+    Node,
+    /// core/v1 `namespaces` (cluster-scoped).
+    Namespace,
+    /// `trainer.kubeflow.org/v1alpha1` `trainjobs` (namespaced).
+    TrainJob,
+    /// `trainer.kubeflow.org/v1alpha1` `trainingruntimes` (namespaced).
+    TrainingRuntime,
+    /// `jobset.x-k8s.io/v1alpha2` `jobsets` (namespaced).
+    JobSet,
+    /// `kueue.x-k8s.io/v1beta1` `workloads` (namespaced); only served when
+    /// the emulator is configured with Kueue.
+    Workload,
+}
+
+impl Kind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [Kind; 7] = [
+        Kind::Pod,
+        Kind::Node,
+        Kind::Namespace,
+        Kind::TrainJob,
+        Kind::TrainingRuntime,
+        Kind::JobSet,
+        Kind::Workload,
+    ];
+
+    /// The API group (`""` for core).
+    pub fn group(self) -> &'static str {
+        match self {
+            Kind::Pod | Kind::Node | Kind::Namespace => "",
+            Kind::TrainJob | Kind::TrainingRuntime => "trainer.kubeflow.org",
+            Kind::JobSet => "jobset.x-k8s.io",
+            Kind::Workload => "kueue.x-k8s.io",
+        }
+    }
+
+    /// The API version within the group.
+    pub fn version(self) -> &'static str {
+        match self {
+            Kind::Pod | Kind::Node | Kind::Namespace => "v1",
+            Kind::TrainJob | Kind::TrainingRuntime => "v1alpha1",
+            Kind::JobSet => "v1alpha2",
+            Kind::Workload => "v1beta1",
+        }
+    }
+
+    /// The `apiVersion` objects of this kind carry (`v1`, `group/version`).
+    pub fn api_version(self) -> String {
+        if self.group().is_empty() {
+            self.version().to_string()
+        } else {
+            format!("{}/{}", self.group(), self.version())
+        }
+    }
+
+    /// The `kind` field value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Pod => "Pod",
+            Kind::Node => "Node",
+            Kind::Namespace => "Namespace",
+            Kind::TrainJob => "TrainJob",
+            Kind::TrainingRuntime => "TrainingRuntime",
+            Kind::JobSet => "JobSet",
+            Kind::Workload => "Workload",
+        }
+    }
+
+    /// The resource name used in URL paths (`pods`, `trainjobs`, ...).
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Pod => "pods",
+            Kind::Node => "nodes",
+            Kind::Namespace => "namespaces",
+            Kind::TrainJob => "trainjobs",
+            Kind::TrainingRuntime => "trainingruntimes",
+            Kind::JobSet => "jobsets",
+            Kind::Workload => "workloads",
+        }
+    }
+
+    /// The singular resource name (what discovery reports).
+    pub fn singular(self) -> &'static str {
+        match self {
+            Kind::Pod => "pod",
+            Kind::Node => "node",
+            Kind::Namespace => "namespace",
+            Kind::TrainJob => "trainjob",
+            Kind::TrainingRuntime => "trainingruntime",
+            Kind::JobSet => "jobset",
+            Kind::Workload => "workload",
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub fn namespaced(self) -> bool {
+        !matches!(self, Kind::Node | Kind::Namespace)
+    }
+
+    /// The kind of a list of these objects (`PodList`, ...).
+    pub fn list_kind(self) -> String {
+        format!("{}List", self.name())
+    }
+
+    /// Finds the kind served at `group`/`version` under resource `plural`.
+    pub fn from_resource(group: &str, version: &str, plural: &str) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.group() == group && k.version() == version && k.plural() == plural)
+    }
+
+    /// Finds the kind of an object from its `apiVersion` and `kind` fields.
+    pub fn from_type(api_version: &str, kind: &str) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.api_version() == api_version && k.name() == kind)
+    }
+
+    /// The `APIResource` entry discovery reports for this kind.
+    pub(crate) fn api_resource(self) -> Value {
+        json!({
+            "name": self.plural(),
+            "singularName": self.singular(),
+            "namespaced": self.namespaced(),
+            "kind": self.name(),
+            "verbs": ["get", "list", "watch"],
+        })
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Kind {
+    type Err = crate::Error;
+
+    /// Accepts the kind (`Pod`), the plural (`pods`) or the singular (`pod`),
+    /// case-insensitively.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| {
+                k.name().eq_ignore_ascii_case(s)
+                    || k.plural().eq_ignore_ascii_case(s)
+                    || k.singular().eq_ignore_ascii_case(s)
+            })
+            .ok_or_else(|| crate::Error::UnsupportedKind {
+                api_version: String::new(),
+                kind: s.to_string(),
+            })
+    }
+}

@@ -1,0 +1,42 @@
+//! An in-process Kubernetes API emulator for dispatch-dash.
+//!
+//! dispatch-dash reads TrainJobs, JobSets, Kueue Workloads, pods and Nodes
+//! through the real `kube` client (list, watch, reflectors). To demo it
+//! without a cluster, and to test it against the protocol rather than against
+//! mocks of the client, this crate serves those kinds over plain HTTP with the
+//! semantics the client relies on: a global resourceVersion, consistent
+//! paginated lists, watches from a resourceVersion with bookmarks, `410 Gone`
+//! from a bounded history, `timeoutSeconds`, label and field selectors,
+//! discovery (so Kueue can be switched off), and `Status` errors.
+//!
+//! Writes happen through the Rust API ([`Emulator::create`],
+//! [`Emulator::apply`], [`Emulator::delete`], ...), typically from the
+//! [`scenario`] driver, which plays the part of the Trainer, JobSet, Kueue and
+//! kubelet controllers.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), emulator::Error> {
+//! use emulator::{Emulator, EmulatorConfig};
+//! let emu = Emulator::new(EmulatorConfig::default());
+//! let server = emu.serve("127.0.0.1:0".parse().unwrap()).await?;
+//! let kubeconfig = server.kubeconfig_yaml(); // hand this to kube::Config
+//! # let _ = kubeconfig; Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod kind;
+pub mod rng;
+pub mod scenario;
+mod selector;
+mod server;
+mod store;
+pub mod time;
+mod watch;
+
+pub use error::{Error, Result};
+pub use kind::Kind;
+pub use selector::{FieldSelector, LabelSelector};
+pub use server::RunningEmulator;
+pub use store::{kubeconfig_yaml, Emulator, EmulatorConfig};

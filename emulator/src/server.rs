@@ -1,0 +1,683 @@
+//! The HTTP side: routing, discovery, get/list, and serving on a socket.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use serde_json::{json, Value};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::kind::Kind;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::Emulator;
+use crate::watch::{watch_response, WatchSpec, WatchStart};
+use crate::Result;
+
+/// What a handler needs: the emulator and this server's kill switch (so a
+/// shutdown ends the watch streams this server is serving).
+#[derive(Clone)]
+pub(crate) struct ServerState {
+    pub emulator: Emulator,
+    pub kill: watch::Receiver<bool>,
+}
+
+/// A Kubernetes `Status` response.
+pub(crate) fn status(
+    code: StatusCode,
+    reason: &str,
+    message: &str,
+    details: Option<Value>,
+) -> Response {
+    let mut body = status_object(code.as_u16(), reason, message);
+    if let Some(d) = details {
+        body["details"] = d;
+    }
+    json_response(code, &body)
+}
+
+/// A `Status` object (also what a watch `ERROR` event carries).
+pub(crate) fn status_object(code: u16, reason: &str, message: &str) -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    })
+}
+
+fn json_response(code: StatusCode, body: &Value) -> Response {
+    (
+        code,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn ok(body: &Value) -> Response {
+    json_response(StatusCode::OK, body)
+}
+
+fn bad_request(message: &str) -> Response {
+    status(StatusCode::BAD_REQUEST, "BadRequest", message, None)
+}
+
+fn not_found_path(path: &str) -> Response {
+    status(
+        StatusCode::NOT_FOUND,
+        "NotFound",
+        &format!("the server could not find the requested resource (path {path})"),
+        Some(
+            json!({"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]}),
+        ),
+    )
+}
+
+/// Where a request goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    ResourceList(String, String),
+    Resource {
+        kind: Kind,
+        namespace: Option<String>,
+        name: Option<String>,
+        subresource: Option<String>,
+    },
+    NotFound,
+}
+
+fn route(path: &str) -> Route {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segs.as_slice() {
+        ["version"] => Route::Version,
+        ["api"] => Route::CoreVersions,
+        ["api", "v1"] => Route::ResourceList(String::new(), "v1".into()),
+        ["api", "v1", rest @ ..] => resource_route("", "v1", rest),
+        ["apis"] => Route::Groups,
+        ["apis", g] => Route::Group((*g).into()),
+        ["apis", g, v] => Route::ResourceList((*g).into(), (*v).into()),
+        ["apis", g, v, rest @ ..] => resource_route(g, v, rest),
+        _ => Route::NotFound,
+    }
+}
+
+fn resource_route(group: &str, version: &str, rest: &[&str]) -> Route {
+    let find = |plural: &str| Kind::from_resource(group, version, plural);
+    let (kind, namespace, rest) = match rest {
+        ["namespaces", ns, plural, tail @ ..] => match find(plural) {
+            Some(k) if k.namespaced() => (k, Some((*ns).to_string()), tail),
+            _ => return Route::NotFound,
+        },
+        [plural, tail @ ..] => match find(plural) {
+            Some(k) => (k, None, tail),
+            None => return Route::NotFound,
+        },
+        [] => return Route::NotFound,
+    };
+    let (name, subresource) = match rest {
+        [] => (None, None),
+        [name] => (Some((*name).to_string()), None),
+        [name, sub] => (Some((*name).to_string()), Some((*sub).to_string())),
+        _ => return Route::NotFound,
+    };
+    // A namespaced kind has no single objects outside a namespace.
+    if name.is_some() && kind.namespaced() && namespace.is_none() {
+        return Route::NotFound;
+    }
+    Route::Resource {
+        kind,
+        namespace,
+        name,
+        subresource,
+    }
+}
+
+/// Every request lands here: the emulator parses paths itself so that any
+/// malformed input becomes a `Status`, never a panic.
+async fn handle(State(state): State<ServerState>, req: Request) -> Response {
+    let emu = state.emulator.clone();
+    let latency = emu.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if req.method() != Method::GET {
+        return status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            &format!(
+                "the server does not allow this method on the requested resource ({} {}): the emulator is read-only over HTTP",
+                req.method(),
+                req.uri().path()
+            ),
+            None,
+        );
+    }
+    let params: Vec<(String, String)> = match Query::try_from_uri(req.uri()) {
+        Ok(Query(p)) => p,
+        Err(e) => return bad_request(&format!("invalid query string: {e}")),
+    };
+    let path = req.uri().path().to_string();
+    match route(&path) {
+        Route::Version => ok(&json!({
+            "major": "1",
+            "minor": "33",
+            "gitVersion": "v1.33.0-dispatch-emulator",
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2026-01-01T00:00:00Z",
+            "goVersion": "go1.24.0",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        })),
+        Route::CoreVersions => ok(&json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+        })),
+        Route::Groups => ok(&json!({
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": served_groups(&emu).into_iter().map(|(g, v)| group_doc(&g, &v)).collect::<Vec<_>>(),
+        })),
+        Route::Group(g) => match served_groups(&emu).into_iter().find(|(name, _)| *name == g) {
+            Some((g, v)) => {
+                let mut doc = group_doc(&g, &v);
+                doc["kind"] = json!("APIGroup");
+                doc["apiVersion"] = json!("v1");
+                ok(&doc)
+            }
+            None => not_found_path(&path),
+        },
+        Route::ResourceList(g, v) => {
+            let kinds: Vec<Kind> = Kind::ALL
+                .into_iter()
+                .filter(|k| k.group() == g && k.version() == v && emu.serves(*k))
+                .collect();
+            if kinds.is_empty() {
+                return not_found_path(&path);
+            }
+            let gv = if g.is_empty() { v } else { format!("{g}/{v}") };
+            ok(&json!({
+                "kind": "APIResourceList",
+                "apiVersion": "v1",
+                "groupVersion": gv,
+                "resources": kinds.iter().map(|k| k.api_resource()).collect::<Vec<_>>(),
+            }))
+        }
+        Route::Resource {
+            kind,
+            namespace,
+            name,
+            subresource,
+        } => {
+            if !emu.serves(kind) {
+                return not_found_path(&path);
+            }
+            resource(&state, kind, namespace, name, subresource, &params).await
+        }
+        Route::NotFound => not_found_path(&path),
+    }
+}
+
+fn served_groups(emu: &Emulator) -> Vec<(String, String)> {
+    let mut groups: Vec<(String, String)> = Vec::new();
+    for k in Kind::ALL {
+        if k.group().is_empty() || !emu.serves(k) {
+            continue;
+        }
+        let entry = (k.group().to_string(), k.version().to_string());
+        if !groups.contains(&entry) {
+            groups.push(entry);
+        }
+    }
+    groups
+}
+
+fn group_doc(group: &str, version: &str) -> Value {
+    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
+    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+}
+
+/// Query parameters of a get/list/watch.
+#[derive(Debug, Default)]
+struct Params {
+    watch: bool,
+    resource_version: Option<String>,
+    resource_version_match: Option<String>,
+    limit: Option<usize>,
+    continue_token: Option<String>,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    timeout: Option<Duration>,
+    bookmarks: bool,
+    send_initial_events: bool,
+}
+
+fn truthy(v: &str) -> bool {
+    matches!(v, "true" | "1" | "True" | "TRUE")
+}
+
+fn parse_params(raw: &[(String, String)]) -> std::result::Result<Params, String> {
+    let mut p = Params::default();
+    for (k, v) in raw {
+        match k.as_str() {
+            "watch" => p.watch = truthy(v),
+            "resourceVersion" => p.resource_version = Some(v.clone()),
+            "resourceVersionMatch" => p.resource_version_match = Some(v.clone()),
+            "limit" => {
+                let n: i64 = v.parse().map_err(|_| format!("invalid limit {v:?}"))?;
+                // limit <= 0 means "no limit", as in the API server.
+                p.limit = usize::try_from(n).ok().filter(|n| *n > 0);
+            }
+            "continue" => p.continue_token = Some(v.clone()).filter(|v| !v.is_empty()),
+            "labelSelector" => p.labels = LabelSelector::parse(v)?,
+            "fieldSelector" => p.fields = FieldSelector::parse(v)?,
+            "timeoutSeconds" => {
+                let n: u64 = v
+                    .parse()
+                    .map_err(|_| format!("invalid timeoutSeconds {v:?}"))?;
+                p.timeout = Some(Duration::from_secs(n));
+            }
+            "allowWatchBookmarks" => p.bookmarks = truthy(v),
+            "sendInitialEvents" => p.send_initial_events = truthy(v),
+            _ => {}
+        }
+    }
+    Ok(p)
+}
+
+fn parse_rv(v: &str) -> std::result::Result<u64, String> {
+    v.parse()
+        .map_err(|_| format!("invalid resource version {v:?}: expected a decimal number"))
+}
+
+/// `continue` tokens are opaque to clients; this one is `<rv>/<namespace>/<name>`
+/// of the last item served, hex-encoded.
+fn encode_continue(rv: u64, last: &(String, String)) -> String {
+    format!("{rv}/{}/{}", last.0, last.1)
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn decode_continue(token: &str) -> Option<(u64, (String, String))> {
+    if token.len() % 2 != 0 || !token.is_ascii() {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(token.get(i..i + 2)?, 16).ok())
+        .collect();
+    let text = String::from_utf8(bytes?).ok()?;
+    let mut it = text.splitn(3, '/');
+    let rv = it.next()?.parse().ok()?;
+    let ns = it.next()?.to_string();
+    let name = it.next()?.to_string();
+    Some((rv, (ns, name)))
+}
+
+fn verb(name: &Option<String>, params: &Params) -> &'static str {
+    if params.watch {
+        "watch"
+    } else if name.is_some() {
+        "get"
+    } else {
+        "list"
+    }
+}
+
+async fn resource(
+    state: &ServerState,
+    kind: Kind,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+    raw: &[(String, String)],
+) -> Response {
+    let emu = &state.emulator;
+    let params = match parse_params(raw) {
+        Ok(p) => p,
+        Err(e) => return bad_request(&e),
+    };
+    if emu.is_forbidden(kind.plural()) {
+        let scope = match &namespace {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_string(),
+        };
+        let message = format!(
+            "{plural} is forbidden: User \"system:serviceaccount:dispatch:dispatch-dash\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}",
+            plural = kind.plural(),
+            verb = verb(&name, &params),
+            group = kind.group(),
+        );
+        return status(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            &message,
+            Some(json!({"kind": kind.plural(), "group": kind.group()})),
+        );
+    }
+    if let Some(sub) = &subresource {
+        if sub != "status" || params.watch {
+            return not_found_path(&format!("{}/{sub}", kind.plural()));
+        }
+    }
+    if let Some(name) = name {
+        if params.watch {
+            return bad_request("watch of a single object by path is not supported; use fieldSelector=metadata.name=<name>");
+        }
+        let ns = namespace.unwrap_or_default();
+        return match emu.get(kind, &ns, &name) {
+            Some(obj) => ok(&obj),
+            None => status(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                &format!("{}.{} \"{name}\" not found", kind.plural(), kind.group())
+                    .replace(". \"", " \""),
+                Some(json!({"name": name, "group": kind.group(), "kind": kind.plural()})),
+            ),
+        };
+    }
+    if params.watch {
+        return watch_request(state, kind, namespace, params);
+    }
+    list(emu, kind, namespace.as_deref(), &params)
+}
+
+fn list(emu: &Emulator, kind: Kind, namespace: Option<&str>, params: &Params) -> Response {
+    let (at, after) = match &params.continue_token {
+        Some(token) => match decode_continue(token) {
+            Some((rv, last)) => (Some(rv), Some(last)),
+            None => return bad_request("invalid continue token"),
+        },
+        None => {
+            let exact = params.resource_version_match.as_deref() == Some("Exact");
+            match params.resource_version.as_deref() {
+                Some(v) if exact && !v.is_empty() => match parse_rv(v) {
+                    Ok(rv) => (Some(rv), None),
+                    Err(e) => return bad_request(&e),
+                },
+                // Unset, "0" (any) and NotOlderThan all read the latest state.
+                Some(v) if !v.is_empty() => match parse_rv(v) {
+                    Ok(_) => (None, None),
+                    Err(e) => return bad_request(&e),
+                },
+                _ => (None, None),
+            }
+        }
+    };
+    let (rv, items) = match emu.snapshot(kind, namespace, at) {
+        Ok(s) => s,
+        Err(expired) => {
+            let message = if params.continue_token.is_some() {
+                "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".to_string()
+            } else {
+                format!(
+                    "too old resource version: {} ({})",
+                    expired.requested, expired.oldest
+                )
+            };
+            return status(StatusCode::GONE, "Expired", &message, None);
+        }
+    };
+    let mut selected = items.into_iter().filter(|o| {
+        params.labels.matches(o)
+            && params.fields.matches(o)
+            && after
+                .as_ref()
+                .is_none_or(|last| crate::store::object_key(o) > *last)
+    });
+    let mut page: Vec<Value> = Vec::new();
+    let mut last_key = None;
+    let limit = params.limit.unwrap_or(usize::MAX);
+    for o in selected.by_ref() {
+        if page.len() == limit {
+            // there is at least one more: put it back by counting it below
+            let remaining = 1 + selected.count();
+            let token = last_key
+                .as_ref()
+                .map(|k| encode_continue(rv, k))
+                .unwrap_or_default();
+            return ok(&list_doc(kind, rv, page, Some((token, remaining))));
+        }
+        last_key = Some(crate::store::object_key(&o));
+        page.push((*o).clone());
+    }
+    ok(&list_doc(kind, rv, page, None))
+}
+
+fn list_doc(kind: Kind, rv: u64, items: Vec<Value>, more: Option<(String, usize)>) -> Value {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if let Some((token, remaining)) = more {
+        meta["continue"] = json!(token);
+        meta["remainingItemCount"] = json!(remaining);
+    }
+    json!({
+        "kind": kind.list_kind(),
+        "apiVersion": kind.api_version(),
+        "metadata": meta,
+        "items": items,
+    })
+}
+
+fn watch_request(
+    state: &ServerState,
+    kind: Kind,
+    namespace: Option<String>,
+    params: Params,
+) -> Response {
+    let rv = params.resource_version.as_deref().unwrap_or("");
+    let start = if rv.is_empty() || rv == "0" || params.send_initial_events {
+        // "Get state and start at most recent / any": synthetic ADDED events
+        // for what exists, then changes.
+        if !rv.is_empty() {
+            if let Err(e) = parse_rv(rv) {
+                return bad_request(&e);
+            }
+        }
+        WatchStart::Initial
+    } else {
+        match parse_rv(rv) {
+            Ok(n) => WatchStart::After(n),
+            Err(e) => return bad_request(&e),
+        }
+    };
+    let spec = WatchSpec {
+        kind,
+        namespace,
+        labels: params.labels,
+        fields: params.fields,
+        start,
+        timeout: params.timeout,
+        bookmarks: params.bookmarks,
+        initial_events_end: params.send_initial_events && params.bookmarks,
+    };
+    let stream = watch_response(state.emulator.clone(), spec, state.kill.clone());
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| {
+            status(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "could not build the watch response",
+                None,
+            )
+        })
+}
+
+/// An emulator being served over HTTP. Dropping it shuts the server down
+/// (without waiting); [`RunningEmulator::shutdown`] waits for it.
+#[derive(Debug)]
+pub struct RunningEmulator {
+    addr: SocketAddr,
+    emulator: Emulator,
+    stop: Option<oneshot::Sender<()>>,
+    kill: watch::Sender<bool>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningEmulator {
+    /// The address the server is bound to (the real port when 0 was asked).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's base URL, `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A kubeconfig pointing at this server (see [`Emulator::kubeconfig_yaml`]).
+    pub fn kubeconfig_yaml(&self) -> String {
+        self.emulator.kubeconfig_yaml(self.addr)
+    }
+
+    /// The emulator being served.
+    pub fn emulator(&self) -> &Emulator {
+        &self.emulator
+    }
+
+    /// Stops accepting connections, ends this server's watch streams and
+    /// waits (at most two seconds) for open connections to close. The
+    /// emulator's state is untouched.
+    pub async fn shutdown(mut self) {
+        self.stop_now();
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(2), task)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+    }
+
+    /// An "emulator restart": shuts the server down, optionally wipes the
+    /// state ([`Emulator::wipe`]), and serves again on the same address, so
+    /// clients see their connections drop and then reconnect to the same URL.
+    pub async fn restart(self, wipe: bool) -> Result<RunningEmulator> {
+        let emulator = self.emulator.clone();
+        let addr = self.addr;
+        self.shutdown().await;
+        if wipe {
+            emulator.wipe();
+        }
+        emulator.serve(addr).await
+    }
+
+    fn stop_now(&mut self) {
+        self.kill.send_replace(true);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for RunningEmulator {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+impl Emulator {
+    /// Serves the emulator over plain HTTP on `addr` (port 0 picks a free
+    /// port; only that address is bound). Returns once the socket is
+    /// listening, so a client may connect straight away.
+    pub async fn serve(&self, addr: SocketAddr) -> Result<RunningEmulator> {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        // Allows a restart to bind the same port while old connections are
+        // in TIME_WAIT.
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        let listener = socket.listen(1024)?;
+        let addr = listener.local_addr()?;
+        let (kill, kill_rx) = watch::channel(false);
+        let (stop, stop_rx) = oneshot::channel::<()>();
+        let app = Router::new().fallback(handle).with_state(ServerState {
+            emulator: self.clone(),
+            kill: kill_rx,
+        });
+        let task = tokio::spawn(async move {
+            let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = stop_rx.await;
+            });
+            let _ = server.await;
+        });
+        Ok(RunningEmulator {
+            addr,
+            emulator: self.clone(),
+            stop: Some(stop),
+            kill,
+            task: Some(task),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        assert_eq!(route("/version"), Route::Version);
+        assert_eq!(
+            route("/api/v1/namespaces/a/pods/p"),
+            Route::Resource {
+                kind: Kind::Pod,
+                namespace: Some("a".into()),
+                name: Some("p".into()),
+                subresource: None
+            }
+        );
+        assert_eq!(
+            route("/api/v1/namespaces/a"),
+            Route::Resource {
+                kind: Kind::Namespace,
+                namespace: None,
+                name: Some("a".into()),
+                subresource: None
+            }
+        );
+        assert!(matches!(
+            route("/apis/jobset.x-k8s.io/v1alpha2/jobsets"),
+            Route::Resource {
+                kind: Kind::JobSet,
+                namespace: None,
+                name: None,
+                ..
+            }
+        ));
+        assert_eq!(route("/api/v1/pods/p"), Route::NotFound);
+        assert_eq!(route("/api/v1/namespaces/a/nodes"), Route::NotFound);
+        assert_eq!(route("/apis/x/y/z/w/v/u/t"), Route::NotFound);
+        assert_eq!(route("/"), Route::NotFound);
+    }
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let t = encode_continue(42, &("ns".into(), "a/b".into()));
+        assert_eq!(decode_continue(&t), Some((42, ("ns".into(), "a/b".into()))));
+        for bad in ["", "zz", "abc", "é1", "3031"] {
+            assert_eq!(decode_continue(bad), None, "{bad}");
+        }
+    }
+}
