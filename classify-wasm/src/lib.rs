@@ -1,0 +1,92 @@
+//! The dispatch-dash rule engine.
+//!
+//! A snapshot of a namespace (or a kubectl dump) goes in; one [`Observation`]
+//! per object comes out, and on request an [`Explanation`] of each, rule by
+//! rule. `../shared/spec/CLASSIFICATION.md` is the contract; section numbers in
+//! comments refer to it.
+//!
+//! The engine does no IO, reads no clock, has no randomness and never panics
+//! on input: bad input is an [`InputError`] naming a line and a column. It
+//! builds natively and for `wasm32-unknown-unknown` from the same source; the
+//! JS boundary lives in `wasm.rs` alone.
+
+#![forbid(unsafe_code)]
+
+mod classify;
+mod model;
+mod observation;
+mod snapshot;
+mod source;
+mod time;
+mod trace;
+mod tree;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use classify::{counter, job_and_submission};
+pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
+pub use snapshot::{Mode, Options};
+pub use source::Position;
+pub use trace::{
+    ExecutionPod, ExecutionTrace, Explanation, FindingSource, FindingTrace, NoteTrace, RuleTrace,
+    Trace, Verdict,
+};
+
+/// The label and annotation keys of section 1.
+pub mod keys {
+    pub use crate::classify::{
+        ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
+        RESTART_ATTEMPT, SUBMISSION,
+    };
+}
+
+/// Input that is not a snapshot or dump, with the position of the offending
+/// value. Displays as `<line>:<column>: <what is wrong>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{position}: {message}")]
+pub struct InputError {
+    pub position: Position,
+    pub message: String,
+}
+
+impl From<tree::SyntaxError> for InputError {
+    fn from(e: tree::SyntaxError) -> Self {
+        InputError {
+            position: e.position,
+            message: e.message,
+        }
+    }
+}
+
+/// Checks that the input is UTF-8 text, naming the first byte that is not.
+pub fn as_text(input: &[u8]) -> Result<&str, InputError> {
+    std::str::from_utf8(input).map_err(|e| InputError {
+        position: source::utf8_error_position(input, e.valid_up_to()),
+        message: "the input is not UTF-8 text".to_string(),
+    })
+}
+
+/// Classifies a snapshot or a kubectl dump (JSON or YAML).
+pub fn classify(input: &str, options: Options) -> Result<Vec<Observation>, InputError> {
+    let documents = tree::parse(input)?;
+    let snap = snapshot::Snapshot::read(&documents, options)?;
+    Ok(classify::classify(&snap))
+}
+
+/// Classifies and explains every observation.
+pub fn explain(input: &str, options: Options) -> Result<Vec<Explanation>, InputError> {
+    let documents = tree::parse(input)?;
+    let snap = snapshot::Snapshot::read(&documents, options)?;
+    Ok(classify::explain(&snap))
+}
+
+/// [`classify`] on bytes, for callers that have not checked for UTF-8.
+pub fn classify_bytes(input: &[u8], options: Options) -> Result<Vec<Observation>, InputError> {
+    classify(as_text(input)?, options)
+}
+
+/// [`explain`] on bytes.
+pub fn explain_bytes(input: &[u8], options: Options) -> Result<Vec<Explanation>, InputError> {
+    explain(as_text(input)?, options)
+}

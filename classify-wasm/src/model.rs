@@ -1,0 +1,503 @@
+//! Small typed views of the objects the rules read: only the fields the spec
+//! names, each checked for its type (section 1, Types). Everything else in an
+//! object is never looked at, which is what keeps a 16,000-pod namespace cheap.
+
+use crate::time::Time;
+use crate::tree::{Node, Value};
+
+/// A wrong type found while reading a view; `at` is the node's offset.
+#[derive(Debug, Clone)]
+pub struct ReadError {
+    pub at: u32,
+    pub message: String,
+}
+
+pub type Read<T> = Result<T, ReadError>;
+
+fn wrong(node: &Node<'_>, field: &str, expected: &str) -> ReadError {
+    ReadError {
+        at: node.at,
+        message: format!("`{field}` must be {expected}, found {}", node.type_name()),
+    }
+}
+
+/// The field `key` of a mapping, absent when missing or null.
+pub fn field<'n, 'a>(node: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {
+    node.get(key).filter(|v| !v.is_null())
+}
+
+/// A string field; absent when missing, null or empty.
+pub fn string<'n>(node: &'n Node<'_>, key: &str) -> Read<Option<&'n str>> {
+    match field(node, key) {
+        None => Ok(None),
+        Some(v) => as_string(v, key).map(|s| Some(s).filter(|s| !s.is_empty())),
+    }
+}
+
+fn as_string<'n>(v: &'n Node<'_>, key: &str) -> Read<&'n str> {
+    match &v.value {
+        Value::Str(s) | Value::Plain(s) => Ok(s.as_ref()),
+        _ => Err(wrong(v, key, "a string")),
+    }
+}
+
+pub fn boolean(node: &Node<'_>, key: &str) -> Read<Option<bool>> {
+    let Some(v) = field(node, key) else {
+        return Ok(None);
+    };
+    match &v.value {
+        Value::Bool(b) => Ok(Some(*b)),
+        // YAML 1.2 core schema booleans.
+        Value::Plain(s) => match s.as_ref() {
+            "true" | "True" | "TRUE" => Ok(Some(true)),
+            "false" | "False" | "FALSE" => Ok(Some(false)),
+            _ => Err(wrong(v, key, "a boolean")),
+        },
+        _ => Err(wrong(v, key, "a boolean")),
+    }
+}
+
+/// An integer written without fraction or exponent.
+pub fn integer(node: &Node<'_>, key: &str) -> Read<Option<i64>> {
+    let Some(v) = field(node, key) else {
+        return Ok(None);
+    };
+    let text = match &v.value {
+        Value::Number(n) => *n,
+        Value::Plain(s) => s.strip_prefix('+').unwrap_or(s),
+        _ => return Err(wrong(v, key, "an integer")),
+    };
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(wrong(v, key, "an integer"));
+    }
+    text.parse::<i64>().map(Some).map_err(|_| ReadError {
+        at: v.at,
+        message: format!("`{key}` is an integer out of range"),
+    })
+}
+
+pub fn object<'n, 'a>(node: &'n Node<'a>, key: &str) -> Read<Option<&'n Node<'a>>> {
+    match field(node, key) {
+        None => Ok(None),
+        Some(v) if matches!(v.value, Value::Map(_)) => Ok(Some(v)),
+        Some(v) => Err(wrong(v, key, "an object")),
+    }
+}
+
+/// A list field's items; each item must be an object.
+pub fn objects<'n, 'a>(node: &'n Node<'a>, key: &str) -> Read<&'n [Node<'a>]> {
+    match field(node, key) {
+        None => Ok(&[]),
+        Some(v) => match &v.value {
+            Value::Seq(items) => {
+                for item in items {
+                    if !matches!(item.value, Value::Map(_)) {
+                        return Err(wrong(item, &format!("{key}[]"), "an object"));
+                    }
+                }
+                Ok(items)
+            }
+            _ => Err(wrong(v, key, "a list")),
+        },
+    }
+}
+
+fn time(node: &Node<'_>, key: &str) -> Read<Option<Time>> {
+    Ok(string(node, key)?.and_then(Time::parse))
+}
+
+/// A string-to-string map (labels, annotations): every value must be a string.
+fn string_map<'n>(node: &'n Node<'_>, key: &str) -> Read<Vec<(&'n str, &'n str)>> {
+    let Some(v) = field(node, key) else {
+        return Ok(Vec::new());
+    };
+    let Value::Map(entries) = &v.value else {
+        return Err(wrong(v, key, "an object"));
+    };
+    entries
+        .iter()
+        .map(|(k, value)| match &value.value {
+            Value::Str(s) | Value::Plain(s) => Ok((k.as_ref(), s.as_ref())),
+            // A null value is absent, like an empty one.
+            Value::Null => Ok((k.as_ref(), "")),
+            _ => Err(wrong(value, &format!("{key}.{k}"), "a string")),
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct OwnerRef<'a> {
+    pub kind: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub uid: Option<&'a str>,
+    pub controller: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Meta<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub uid: &'a str,
+    labels: Vec<(&'a str, &'a str)>,
+    annotations: Vec<(&'a str, &'a str)>,
+    pub owners: Vec<OwnerRef<'a>>,
+    pub creation: Option<Time>,
+    pub deletion_timestamp: Option<&'a str>,
+}
+
+fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+        .filter(|v| !v.is_empty())
+}
+
+impl<'a> Meta<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        let Some(m) = object(item, "metadata")? else {
+            return Ok(Meta::default());
+        };
+        let owners = objects(m, "ownerReferences")?
+            .iter()
+            .map(|o| {
+                Ok(OwnerRef {
+                    kind: string(o, "kind")?,
+                    name: string(o, "name")?,
+                    uid: string(o, "uid")?,
+                    controller: boolean(o, "controller")?.unwrap_or(false),
+                })
+            })
+            .collect::<Read<Vec<_>>>()?;
+        Ok(Meta {
+            name: string(m, "name")?.unwrap_or(""),
+            namespace: string(m, "namespace")?.unwrap_or(""),
+            uid: string(m, "uid")?.unwrap_or(""),
+            labels: string_map(m, "labels")?,
+            annotations: string_map(m, "annotations")?,
+            owners,
+            creation: time(m, "creationTimestamp")?,
+            deletion_timestamp: string(m, "deletionTimestamp")?,
+        })
+    }
+
+    /// A label's value; absent when missing or empty.
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        lookup(&self.labels, key)
+    }
+
+    pub fn annotation(&self, key: &str) -> Option<&'a str> {
+        lookup(&self.annotations, key)
+    }
+
+    /// The first owner reference with `controller: true`.
+    pub fn controller(&self) -> Option<&OwnerRef<'a>> {
+        self.owners.iter().find(|o| o.controller)
+    }
+
+    pub fn trainjob_owners(&self) -> impl Iterator<Item = &OwnerRef<'a>> {
+        self.owners.iter().filter(|o| o.kind == Some("TrainJob"))
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Condition<'a> {
+    pub kind: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub last_transition: Option<Time>,
+}
+
+impl<'a> Condition<'a> {
+    pub fn is_true(&self) -> bool {
+        self.status == Some("True")
+    }
+
+    /// `<reason>: <message>`, or the one that is not empty, or nothing.
+    pub fn words(&self) -> String {
+        words(self.reason, self.message)
+    }
+}
+
+pub fn words(reason: Option<&str>, message: Option<&str>) -> String {
+    match (reason, message) {
+        (Some(r), Some(m)) => format!("{r}: {m}"),
+        (Some(one), None) | (None, Some(one)) => one.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+/// `<prefix>: <words>`, leaving out `: ` when the words are empty.
+pub fn with_words(prefix: &str, words: &str) -> String {
+    if words.is_empty() {
+        prefix.to_string()
+    } else {
+        format!("{prefix}: {words}")
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Conditions<'a>(pub Vec<Condition<'a>>);
+
+impl<'a> Conditions<'a> {
+    fn read(status: Option<&'a Node<'a>>) -> Read<Self> {
+        let Some(status) = status else {
+            return Ok(Conditions::default());
+        };
+        objects(status, "conditions")?
+            .iter()
+            .map(|c| {
+                Ok(Condition {
+                    kind: string(c, "type")?,
+                    status: string(c, "status")?,
+                    reason: string(c, "reason")?,
+                    message: string(c, "message")?,
+                    last_transition: time(c, "lastTransitionTime")?,
+                })
+            })
+            .collect::<Read<Vec<_>>>()
+            .map(Conditions)
+    }
+
+    /// The first entry of this type; entries with an absent type are ignored.
+    pub fn get(&self, kind: &str) -> Option<&Condition<'a>> {
+        self.0.iter().find(|c| c.kind == Some(kind))
+    }
+
+    pub fn is_true(&self, kind: &str) -> bool {
+        self.get(kind).is_some_and(Condition::is_true)
+    }
+
+    /// Each condition type once, by its first entry, in order.
+    pub fn firsts(&self) -> impl Iterator<Item = &Condition<'a>> {
+        self.0.iter().enumerate().filter_map(|(i, c)| {
+            let kind = c.kind?;
+            (!self.0[..i].iter().any(|e| e.kind == Some(kind))).then_some(c)
+        })
+    }
+}
+
+fn status_of<'a>(item: &'a Node<'a>) -> Read<Option<&'a Node<'a>>> {
+    object(item, "status")
+}
+
+fn spec_of<'a>(item: &'a Node<'a>) -> Read<Option<&'a Node<'a>>> {
+    object(item, "spec")
+}
+
+#[derive(Debug, Clone)]
+pub struct TrainJob<'a> {
+    pub meta: Meta<'a>,
+    pub suspend: Option<bool>,
+    pub conditions: Conditions<'a>,
+}
+
+impl<'a> TrainJob<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        let suspend = match spec_of(item)? {
+            Some(spec) => boolean(spec, "suspend")?,
+            None => None,
+        };
+        Ok(TrainJob {
+            meta: Meta::read(item)?,
+            suspend,
+            conditions: Conditions::read(status_of(item)?)?,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct JobSet<'a> {
+    pub meta: Meta<'a>,
+    pub restarts: Option<i64>,
+}
+
+impl<'a> JobSet<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        let restarts = match status_of(item)? {
+            Some(status) => integer(status, "restarts")?,
+            None => None,
+        };
+        Ok(JobSet {
+            meta: Meta::read(item)?,
+            restarts,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AdmissionCheck<'a> {
+    pub name: Option<&'a str>,
+    pub state: Option<&'a str>,
+    pub message: Option<&'a str>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Workload<'a> {
+    pub meta: Meta<'a>,
+    pub active: Option<bool>,
+    pub conditions: Conditions<'a>,
+    pub admission_checks: Vec<AdmissionCheck<'a>>,
+}
+
+impl<'a> Workload<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        let active = match spec_of(item)? {
+            Some(spec) => boolean(spec, "active")?,
+            None => None,
+        };
+        let status = status_of(item)?;
+        let admission_checks = match status {
+            Some(status) => objects(status, "admissionChecks")?
+                .iter()
+                .map(|c| {
+                    Ok(AdmissionCheck {
+                        name: string(c, "name")?,
+                        state: string(c, "state")?,
+                        message: string(c, "message")?,
+                    })
+                })
+                .collect::<Read<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        Ok(Workload {
+            meta: Meta::read(item)?,
+            active,
+            conditions: Conditions::read(status)?,
+            admission_checks,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TrainingRuntime<'a> {
+    pub meta: Meta<'a>,
+}
+
+impl<'a> TrainingRuntime<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        Ok(TrainingRuntime {
+            meta: Meta::read(item)?,
+        })
+    }
+}
+
+/// A Kubernetes Node (not to be confused with a tree [`Node`]).
+#[derive(Debug, Clone)]
+pub struct KubeNode<'a> {
+    pub meta: Meta<'a>,
+    pub conditions: Conditions<'a>,
+}
+
+impl<'a> KubeNode<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        Ok(KubeNode {
+            meta: Meta::read(item)?,
+            conditions: Conditions::read(status_of(item)?)?,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Terminated<'a> {
+    pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub exit_code: i64,
+    pub finished_at: Option<Time>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Waiting<'a> {
+    pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NodeContainer<'a> {
+    /// `state.terminated`, or when that is absent `lastState.terminated`.
+    pub terminated: Option<Terminated<'a>>,
+    pub waiting: Option<Waiting<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Pod<'a> {
+    pub meta: Meta<'a>,
+    pub node_name: Option<&'a str>,
+    pub scheduling_gates: Vec<&'a str>,
+    pub phase: Option<&'a str>,
+    pub conditions: Conditions<'a>,
+    pub node_container: Option<NodeContainer<'a>>,
+}
+
+fn terminated<'a>(state: Option<&'a Node<'a>>) -> Read<Option<Terminated<'a>>> {
+    let Some(state) = state else {
+        return Ok(None);
+    };
+    let Some(t) = object(state, "terminated")? else {
+        return Ok(None);
+    };
+    Ok(Some(Terminated {
+        reason: string(t, "reason")?,
+        message: string(t, "message")?,
+        exit_code: integer(t, "exitCode")?.unwrap_or(0),
+        finished_at: time(t, "finishedAt")?,
+    }))
+}
+
+impl<'a> Pod<'a> {
+    pub fn read(item: &'a Node<'a>) -> Read<Self> {
+        let (node_name, scheduling_gates) = match spec_of(item)? {
+            Some(spec) => (
+                string(spec, "nodeName")?,
+                objects(spec, "schedulingGates")?
+                    .iter()
+                    .map(|g| Ok(string(g, "name")?.unwrap_or("")))
+                    .collect::<Read<Vec<_>>>()?,
+            ),
+            None => (None, Vec::new()),
+        };
+        let status = status_of(item)?;
+        let (phase, node_container) = match status {
+            Some(status) => {
+                let phase = string(status, "phase")?;
+                let mut node_container = None;
+                for c in objects(status, "containerStatuses")? {
+                    // Every entry is type-checked; the first named `node` is read.
+                    let name = string(c, "name")?;
+                    let state = object(c, "state")?;
+                    let last_state = object(c, "lastState")?;
+                    let current = terminated(state)?;
+                    let last = terminated(last_state)?;
+                    let waiting = match state {
+                        Some(state) => match object(state, "waiting")? {
+                            Some(w) => Some(Waiting {
+                                reason: string(w, "reason")?,
+                                message: string(w, "message")?,
+                            }),
+                            None => None,
+                        },
+                        None => None,
+                    };
+                    if name == Some("node") && node_container.is_none() {
+                        node_container = Some(NodeContainer {
+                            terminated: current.or(last),
+                            waiting,
+                        });
+                    }
+                }
+                (phase, node_container)
+            }
+            None => (None, None),
+        };
+        Ok(Pod {
+            meta: Meta::read(item)?,
+            node_name,
+            scheduling_gates,
+            phase,
+            conditions: Conditions::read(status)?,
+            node_container,
+        })
+    }
+}

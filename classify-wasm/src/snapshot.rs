@@ -1,0 +1,259 @@
+//! Section 2: a snapshot, or a kubectl dump read as one, turned into typed views.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{
+    self, field, objects, JobSet, KubeNode, Pod, Read, ReadError, TrainJob, TrainingRuntime,
+    Workload,
+};
+use crate::tree::{Documents, Node, Value};
+use crate::InputError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Plain,
+    Kueue,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Plain => "plain",
+            Mode::Kueue => "kueue",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "plain" => Ok(Mode::Plain),
+            "kueue" => Ok(Mode::Kueue),
+            other => Err(format!("unknown mode \"{other}\": expected \"plain\" or \"kueue\"")),
+        }
+    }
+}
+
+/// What a caller may set explicitly, over what the input says or implies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Options {
+    pub mode: Option<Mode>,
+    pub nodes_readable: Option<bool>,
+}
+
+/// A deleted pod's last state, kept against the TrainJob it was captured for.
+#[derive(Debug, Clone)]
+pub struct CapturedPod<'a> {
+    pub trainjob_uid: &'a str,
+    pub pod: Pod<'a>,
+}
+
+/// Everything one classification reads, typed and deduplicated.
+#[derive(Debug, Clone)]
+pub struct Snapshot<'a> {
+    pub mode: Mode,
+    pub nodes_readable: bool,
+    /// `nodesReadable` was inferred from the presence of Nodes (section 2):
+    /// then a pod whose Node is missing is passed over by cause b.
+    pub nodes_inferred: bool,
+    pub trainjobs: Vec<TrainJob<'a>>,
+    pub jobsets: Vec<JobSet<'a>>,
+    pub workloads: Vec<Workload<'a>>,
+    pub runtimes: Vec<TrainingRuntime<'a>>,
+    pub pods: Vec<Pod<'a>>,
+    pub nodes: Vec<KubeNode<'a>>,
+    pub captured: Vec<CapturedPod<'a>>,
+}
+
+struct Items<'n, 'a> {
+    items: Vec<&'n Node<'a>>,
+    snapshot: Option<&'n Node<'a>>,
+}
+
+fn input_error(documents: &Documents<'_>, e: ReadError) -> InputError {
+    InputError {
+        position: documents.source.position(e.at),
+        message: e.message,
+    }
+}
+
+fn not_an_object(node: &Node<'_>, what: &str) -> ReadError {
+    ReadError {
+        at: node.at,
+        message: format!("{what} must be an object, found {}", node.type_name()),
+    }
+}
+
+/// Section 2's accepted shapes, flattened to the items they hold.
+fn collect<'n, 'a>(docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
+    let docs: Vec<&Node<'a>> = docs.iter().filter(|d| !d.is_null()).collect();
+    let mut out = Items {
+        items: Vec::new(),
+        snapshot: None,
+    };
+    for doc in &docs {
+        match &doc.value {
+            Value::Map(_) => match model::string(doc, "kind")? {
+                Some("Snapshot") => {
+                    if docs.len() > 1 {
+                        return Err(ReadError {
+                            at: doc.at,
+                            message: "a Snapshot must be the only document".to_string(),
+                        });
+                    }
+                    out.snapshot = Some(doc);
+                    out.items.extend(objects(doc, "items")?);
+                }
+                Some("List") => out.items.extend(objects(doc, "items")?),
+                _ => out.items.push(doc),
+            },
+            Value::Seq(items) => {
+                for item in items {
+                    if !matches!(item.value, Value::Map(_)) {
+                        return Err(not_an_object(item, "an item"));
+                    }
+                    out.items.push(item);
+                }
+            }
+            _ => {
+                return Err(ReadError {
+                    at: doc.at,
+                    message: format!(
+                        "expected a Snapshot, an object, a List or a list of objects, found {}",
+                        doc.type_name()
+                    ),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl<'a> Snapshot<'a> {
+    /// Reads parsed documents as a snapshot, with the caller's overrides.
+    pub fn read(documents: &'a Documents<'a>, options: Options) -> Result<Self, InputError> {
+        Self::read_inner(documents, options).map_err(|e| input_error(documents, e))
+    }
+
+    fn read_inner(documents: &'a Documents<'a>, options: Options) -> Read<Self> {
+        if documents.docs.iter().all(Node::is_null) {
+            return Err(ReadError {
+                at: documents.docs.first().map_or(0, |d| d.at),
+                message: "no document: expected a Snapshot or kubectl output".to_string(),
+            });
+        }
+        let Items { items, snapshot } = collect(&documents.docs)?;
+        let mut snap = Snapshot {
+            mode: Mode::Plain,
+            nodes_readable: false,
+            nodes_inferred: false,
+            trainjobs: Vec::new(),
+            jobsets: Vec::new(),
+            workloads: Vec::new(),
+            runtimes: Vec::new(),
+            pods: Vec::new(),
+            nodes: Vec::new(),
+            captured: Vec::new(),
+        };
+        let mut seen: BTreeSet<(&str, &str, &str, &str)> = BTreeSet::new();
+        for item in items {
+            let Some(kind) = model::string(item, "kind")? else {
+                continue;
+            };
+            if !matches!(
+                kind,
+                "TrainJob" | "JobSet" | "Workload" | "TrainingRuntime" | "Pod" | "Node"
+            ) {
+                continue;
+            }
+            let meta = model::Meta::read(item)?;
+            // Same kind and UID, or without a UID the same kind, namespace and name: read once.
+            let key = if meta.uid.is_empty() {
+                (kind, "", meta.namespace, meta.name)
+            } else {
+                (kind, meta.uid, "", "")
+            };
+            if !seen.insert(key) {
+                // Still checked: every item of a read kind is type-checked.
+                check(kind, item)?;
+                continue;
+            }
+            match kind {
+                "TrainJob" => snap.trainjobs.push(TrainJob::read(item)?),
+                "JobSet" => snap.jobsets.push(JobSet::read(item)?),
+                "Workload" => snap.workloads.push(Workload::read(item)?),
+                "TrainingRuntime" => snap.runtimes.push(TrainingRuntime::read(item)?),
+                "Pod" => snap.pods.push(Pod::read(item)?),
+                _ => snap.nodes.push(KubeNode::read(item)?),
+            }
+        }
+
+        let mut declared_mode = None;
+        let mut declared_nodes = None;
+        if let Some(doc) = snapshot {
+            if let Some(m) = field(doc, "mode") {
+                let text = model::string(doc, "mode")?;
+                if let Some(text) = text {
+                    declared_mode = Some(text.parse::<Mode>().map_err(|message| ReadError {
+                        at: m.at,
+                        message,
+                    })?);
+                }
+            }
+            declared_nodes = model::boolean(doc, "nodesReadable")?;
+            for entry in objects(doc, "captured")? {
+                let Some(pod) = field(entry, "pod") else {
+                    return Err(ReadError {
+                        at: entry.at,
+                        message: "a captured entry must have a `pod` object".to_string(),
+                    });
+                };
+                if !matches!(pod.value, Value::Map(_)) {
+                    return Err(not_an_object(pod, "`pod`"));
+                }
+                snap.captured.push(CapturedPod {
+                    trainjob_uid: model::string(entry, "trainJobUID")?.unwrap_or(""),
+                    pod: Pod::read(pod)?,
+                });
+            }
+        }
+
+        let inferred_mode = if !snap.workloads.is_empty()
+            || snap
+                .trainjobs
+                .iter()
+                .any(|t| t.meta.label("kueue.x-k8s.io/queue-name").is_some())
+        {
+            Mode::Kueue
+        } else {
+            Mode::Plain
+        };
+        snap.mode = options.mode.or(declared_mode).unwrap_or(inferred_mode);
+        match options.nodes_readable.or(declared_nodes) {
+            Some(explicit) => snap.nodes_readable = explicit,
+            None => {
+                snap.nodes_readable = !snap.nodes.is_empty();
+                snap.nodes_inferred = true;
+            }
+        }
+        Ok(snap)
+    }
+}
+
+/// Type-checks an item without keeping it (for duplicates).
+fn check(kind: &str, item: &Node<'_>) -> Read<()> {
+    match kind {
+        "TrainJob" => TrainJob::read(item).map(drop),
+        "JobSet" => JobSet::read(item).map(drop),
+        "Workload" => Workload::read(item).map(drop),
+        "TrainingRuntime" => TrainingRuntime::read(item).map(drop),
+        "Pod" => Pod::read(item).map(drop),
+        _ => KubeNode::read(item).map(drop),
+    }
+}
+

@@ -1,0 +1,564 @@
+//! A positioned document tree, the one shape both JSON and YAML input become.
+//!
+//! Every node remembers where it started, so that a wrong type found later, far
+//! from the parser, can still name its line and column. Strings borrow from the
+//! input wherever they can: most of a Pod is never read, and copying it would
+//! cost more than parsing it.
+
+use std::borrow::Cow;
+
+use crate::source::{Position, Source, SourceKind};
+
+/// Documents nest at most this deep. kubectl output stays under 30; the limit
+/// exists so that `[[[[...` cannot exhaust the stack, natively or in wasm.
+pub const MAX_DEPTH: usize = 256;
+
+/// A YAML alias may not make the tree grow past this many nodes in total, so
+/// that a "billion laughs" document is an error, not an out-of-memory.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+#[derive(Debug, Clone)]
+pub struct Node<'a> {
+    /// Where the value starts: a byte offset for JSON, a character index for
+    /// YAML (see [`Source::position`]).
+    pub at: u32,
+    pub value: Value<'a>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Value<'a> {
+    Null,
+    Bool(bool),
+    /// A JSON number, as its source text.
+    Number(&'a str),
+    /// A JSON string or a quoted (or block) YAML scalar.
+    Str(Cow<'a, str>),
+    /// A plain YAML scalar that is not null: a string, boolean or integer
+    /// depending on the field that reads it (section 1, Types).
+    Plain(Cow<'a, str>),
+    Seq(Vec<Node<'a>>),
+    Map(Vec<(Cow<'a, str>, Node<'a>)>),
+}
+
+impl<'a> Node<'a> {
+    /// The first entry under `key`, if this is a mapping that has one.
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// A word for error messages: what the value is.
+    pub fn type_name(&self) -> &'static str {
+        match &self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::Str(_) => "a string",
+            Value::Plain(_) => "a scalar",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "an object",
+        }
+    }
+}
+
+/// Why a document could not be parsed, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub position: Position,
+    pub message: String,
+}
+
+/// The parsed documents of one input. A JSON input is always one document.
+pub struct Documents<'a> {
+    pub source: Source<'a>,
+    pub docs: Vec<Node<'a>>,
+}
+
+/// Parses `text` as JSON when its first non-blank character is `{` or `[`, and
+/// as YAML otherwise (section 2, Dumps).
+pub fn parse(text: &str) -> Result<Documents<'_>, SyntaxError> {
+    let first = text
+        .chars()
+        .find(|c| !c.is_whitespace() && *c != '\u{feff}');
+    if matches!(first, Some('{') | Some('[')) {
+        let source = Source::new(text, SourceKind::Json);
+        let doc = json::parse(text).map_err(|e| SyntaxError {
+            position: source.position(e.at),
+            message: e.message,
+        })?;
+        Ok(Documents {
+            source,
+            docs: vec![doc],
+        })
+    } else {
+        let source = Source::new(text, SourceKind::Yaml);
+        let docs = yaml::parse(text)?;
+        Ok(Documents { source, docs })
+    }
+}
+
+mod json {
+    //! A strict RFC 8259 parser into [`Node`]s. Hand-written rather than
+    //! serde_json's `Value` because it has to keep positions and borrow strings.
+
+    use super::*;
+
+    pub struct Error {
+        pub at: u32,
+        pub message: String,
+    }
+
+    pub fn parse(text: &str) -> Result<Node<'_>, Error> {
+        let mut p = Parser {
+            text,
+            bytes: text.as_bytes(),
+            i: 0,
+        };
+        p.skip_ws();
+        if p.bytes[p.i..].starts_with("\u{feff}".as_bytes()) {
+            p.i += 3;
+        }
+        let node = p.value(0)?;
+        p.skip_ws();
+        if p.i < p.bytes.len() {
+            return Err(p.err("unexpected text after the JSON document"));
+        }
+        Ok(node)
+    }
+
+    struct Parser<'a> {
+        text: &'a str,
+        bytes: &'a [u8],
+        i: usize,
+    }
+
+    impl<'a> Parser<'a> {
+        fn err(&self, message: impl Into<String>) -> Error {
+            self.err_at(self.i, message)
+        }
+
+        fn err_at(&self, at: usize, message: impl Into<String>) -> Error {
+            Error {
+                at: at as u32,
+                message: message.into(),
+            }
+        }
+
+        fn skip_ws(&mut self) {
+            while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.i) {
+                self.i += 1;
+            }
+        }
+
+        fn value(&mut self, depth: usize) -> Result<Node<'a>, Error> {
+            if depth >= MAX_DEPTH {
+                return Err(self.err(format!("nested more than {MAX_DEPTH} levels deep")));
+            }
+            let at = self.i as u32;
+            let value = match self.bytes.get(self.i) {
+                None => return Err(self.err("unexpected end of input, expected a value")),
+                Some(b'{') => self.object(depth)?,
+                Some(b'[') => self.array(depth)?,
+                Some(b'"') => Value::Str(self.string()?),
+                Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
+                Some(b't') => self.literal("true", Value::Bool(true))?,
+                Some(b'f') => self.literal("false", Value::Bool(false))?,
+                Some(b'n') => self.literal("null", Value::Null)?,
+                Some(_) => return Err(self.err(format!("expected a value, found {}", self.found()))),
+            };
+            Ok(Node { at, value })
+        }
+
+        /// The character at the cursor, quoted, for messages.
+        fn found(&self) -> String {
+            match self.text.get(self.i..).and_then(|rest| rest.chars().next()) {
+                Some(c) if c.is_control() => format!("{:?}", c),
+                Some(c) => format!("'{c}'"),
+                None => "end of input".to_string(),
+            }
+        }
+
+        fn literal(&mut self, word: &str, value: Value<'a>) -> Result<Value<'a>, Error> {
+            if self.bytes[self.i..].starts_with(word.as_bytes()) {
+                self.i += word.len();
+                Ok(value)
+            } else {
+                Err(self.err(format!("expected a value, found {}", self.found())))
+            }
+        }
+
+        fn object(&mut self, depth: usize) -> Result<Value<'a>, Error> {
+            self.i += 1;
+            let mut entries = Vec::new();
+            self.skip_ws();
+            if self.bytes.get(self.i) == Some(&b'}') {
+                self.i += 1;
+                return Ok(Value::Map(entries));
+            }
+            loop {
+                self.skip_ws();
+                if self.bytes.get(self.i) != Some(&b'"') {
+                    return Err(self.err(format!(
+                        "expected a string key in an object, found {}",
+                        self.found()
+                    )));
+                }
+                let key = self.string()?;
+                self.skip_ws();
+                if self.bytes.get(self.i) != Some(&b':') {
+                    return Err(self.err(format!("expected ':' after a key, found {}", self.found())));
+                }
+                self.i += 1;
+                self.skip_ws();
+                let value = self.value(depth + 1)?;
+                entries.push((key, value));
+                self.skip_ws();
+                match self.bytes.get(self.i) {
+                    Some(b',') => self.i += 1,
+                    Some(b'}') => {
+                        self.i += 1;
+                        return Ok(Value::Map(entries));
+                    }
+                    _ => {
+                        return Err(self.err(format!(
+                            "expected ',' or '}}' in an object, found {}",
+                            self.found()
+                        )))
+                    }
+                }
+            }
+        }
+
+        fn array(&mut self, depth: usize) -> Result<Value<'a>, Error> {
+            self.i += 1;
+            let mut items = Vec::new();
+            self.skip_ws();
+            if self.bytes.get(self.i) == Some(&b']') {
+                self.i += 1;
+                return Ok(Value::Seq(items));
+            }
+            loop {
+                self.skip_ws();
+                items.push(self.value(depth + 1)?);
+                self.skip_ws();
+                match self.bytes.get(self.i) {
+                    Some(b',') => self.i += 1,
+                    Some(b']') => {
+                        self.i += 1;
+                        return Ok(Value::Seq(items));
+                    }
+                    _ => {
+                        return Err(self.err(format!(
+                            "expected ',' or ']' in an array, found {}",
+                            self.found()
+                        )))
+                    }
+                }
+            }
+        }
+
+        fn number(&mut self) -> Result<&'a str, Error> {
+            let start = self.i;
+            let digits = |p: &mut Self| {
+                let from = p.i;
+                while let Some(b'0'..=b'9') = p.bytes.get(p.i) {
+                    p.i += 1;
+                }
+                p.i - from
+            };
+            if self.bytes.get(self.i) == Some(&b'-') {
+                self.i += 1;
+            }
+            match self.bytes.get(self.i) {
+                Some(b'0') => self.i += 1,
+                Some(b'1'..=b'9') => {
+                    digits(self);
+                }
+                _ => return Err(self.err_at(start, "invalid number")),
+            }
+            if self.bytes.get(self.i) == Some(&b'.') {
+                self.i += 1;
+                if digits(self) == 0 {
+                    return Err(self.err_at(start, "invalid number: no digit after '.'"));
+                }
+            }
+            if let Some(b'e' | b'E') = self.bytes.get(self.i) {
+                self.i += 1;
+                if let Some(b'+' | b'-') = self.bytes.get(self.i) {
+                    self.i += 1;
+                }
+                if digits(self) == 0 {
+                    return Err(self.err_at(start, "invalid number: no digit in the exponent"));
+                }
+            }
+            Ok(&self.text[start..self.i])
+        }
+
+        fn string(&mut self) -> Result<Cow<'a, str>, Error> {
+            let open = self.i;
+            self.i += 1;
+            let start = self.i;
+            // Fast path: no escapes, borrow the slice.
+            loop {
+                match self.bytes.get(self.i) {
+                    None => return Err(self.err_at(open, "unterminated string")),
+                    Some(b'"') => {
+                        let s = &self.text[start..self.i];
+                        self.i += 1;
+                        return Ok(Cow::Borrowed(s));
+                    }
+                    Some(b'\\') => break,
+                    Some(&b) if b < 0x20 => {
+                        return Err(self.err("control character in a string; escape it"))
+                    }
+                    Some(_) => self.i += 1,
+                }
+            }
+            let mut out = String::from(&self.text[start..self.i]);
+            loop {
+                match self.bytes.get(self.i) {
+                    None => return Err(self.err_at(open, "unterminated string")),
+                    Some(b'"') => {
+                        self.i += 1;
+                        return Ok(Cow::Owned(out));
+                    }
+                    Some(b'\\') => {
+                        let esc = self.i;
+                        self.i += 1;
+                        let c = match self.bytes.get(self.i) {
+                            Some(b'"') => '"',
+                            Some(b'\\') => '\\',
+                            Some(b'/') => '/',
+                            Some(b'b') => '\u{8}',
+                            Some(b'f') => '\u{c}',
+                            Some(b'n') => '\n',
+                            Some(b'r') => '\r',
+                            Some(b't') => '\t',
+                            Some(b'u') => {
+                                self.i += 1;
+                                let c = self.unicode_escape(esc)?;
+                                out.push(c);
+                                continue;
+                            }
+                            _ => return Err(self.err_at(esc, "invalid escape in a string")),
+                        };
+                        self.i += 1;
+                        out.push(c);
+                    }
+                    Some(&b) if b < 0x20 => {
+                        return Err(self.err("control character in a string; escape it"))
+                    }
+                    Some(_) => {
+                        // Copy one whole UTF-8 character.
+                        let rest = &self.text[self.i..];
+                        let c = rest.chars().next().unwrap_or('\u{fffd}');
+                        out.push(c);
+                        self.i += c.len_utf8();
+                    }
+                }
+            }
+        }
+
+        fn hex4(&mut self, esc: usize) -> Result<u32, Error> {
+            let hex = self
+                .text
+                .get(self.i..self.i + 4)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .ok_or_else(|| self.err_at(esc, "invalid \\u escape: expected four hex digits"))?;
+            self.i += 4;
+            u32::from_str_radix(hex, 16)
+                .map_err(|_| self.err_at(esc, "invalid \\u escape: expected four hex digits"))
+        }
+
+        fn unicode_escape(&mut self, esc: usize) -> Result<char, Error> {
+            let high = self.hex4(esc)?;
+            let code = if (0xD800..0xDC00).contains(&high) {
+                if !self.bytes[self.i..].starts_with(b"\\u") {
+                    return Err(self.err_at(esc, "unpaired surrogate in a \\u escape"));
+                }
+                self.i += 2;
+                let low = self.hex4(esc)?;
+                if !(0xDC00..0xE000).contains(&low) {
+                    return Err(self.err_at(esc, "unpaired surrogate in a \\u escape"));
+                }
+                0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+            } else {
+                high
+            };
+            char::from_u32(code).ok_or_else(|| self.err_at(esc, "unpaired surrogate in a \\u escape"))
+        }
+    }
+}
+
+mod yaml {
+    //! YAML through saphyr-parser's event stream: a maintained, pure-Rust
+    //! parser that builds for wasm32 and reports positions.
+
+    use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+    use super::*;
+
+    enum Frame<'a> {
+        Seq {
+            at: u32,
+            anchor: usize,
+            items: Vec<Node<'a>>,
+        },
+        Map {
+            at: u32,
+            anchor: usize,
+            entries: Vec<(Cow<'a, str>, Node<'a>)>,
+            key: Option<Cow<'a, str>>,
+        },
+    }
+
+    fn error(span: &Span, message: impl Into<String>) -> SyntaxError {
+        SyntaxError {
+            position: Position {
+                line: span.start.line(),
+                column: span.start.col() + 1,
+            },
+            message: message.into(),
+        }
+    }
+
+    fn count(node: &Node<'_>) -> usize {
+        match &node.value {
+            Value::Seq(items) => 1 + items.iter().map(count).sum::<usize>(),
+            Value::Map(entries) => 1 + entries.iter().map(|(_, v)| count(v)).sum::<usize>(),
+            _ => 1,
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Vec<Node<'_>>, SyntaxError> {
+        let mut parser = Parser::new_from_str(text);
+        let mut docs = Vec::new();
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let mut anchors: Vec<(usize, Node<'_>)> = Vec::new();
+        let mut alias_nodes = 0usize;
+        let mut current: Option<Node<'_>> = None;
+        while let Some(next) = parser.next_event() {
+            let (event, span) = next.map_err(|e| SyntaxError {
+                position: Position {
+                    line: e.marker().line(),
+                    column: e.marker().col() + 1,
+                },
+                message: e.info().to_string(),
+            })?;
+            let at = span.start.index() as u32;
+            let completed: Option<(usize, Node<'_>)> = match event {
+                Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => None,
+                Event::StreamEnd => break,
+                Event::DocumentEnd => {
+                    if let Some(doc) = current.take() {
+                        docs.push(doc);
+                    }
+                    anchors.clear();
+                    None
+                }
+                Event::Alias(id) => {
+                    let node = anchors
+                        .iter()
+                        .rev()
+                        .find(|(a, _)| *a == id)
+                        .map(|(_, n)| n.clone())
+                        .ok_or_else(|| error(&span, "alias to an unknown anchor"))?;
+                    alias_nodes += count(&node);
+                    if alias_nodes > MAX_ALIAS_NODES {
+                        return Err(error(&span, "aliases expand to too many nodes"));
+                    }
+                    Some((0, Node { at, value: node.value }))
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    let tag_suffix = tag.as_ref().map(|t| t.suffix.as_str());
+                    let value = match (style, tag_suffix) {
+                        (_, Some("str")) => Value::Str(text),
+                        (_, Some("null")) => Value::Null,
+                        (ScalarStyle::Plain, _) => match text.as_ref() {
+                            "" | "~" | "null" | "Null" | "NULL" => Value::Null,
+                            _ => Value::Plain(text),
+                        },
+                        _ => Value::Str(text),
+                    };
+                    Some((anchor, Node { at, value }))
+                }
+                Event::SequenceStart(anchor, _) => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(error(&span, format!("nested more than {MAX_DEPTH} levels deep")));
+                    }
+                    stack.push(Frame::Seq {
+                        at,
+                        anchor,
+                        items: Vec::new(),
+                    });
+                    None
+                }
+                Event::MappingStart(anchor, _) => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(error(&span, format!("nested more than {MAX_DEPTH} levels deep")));
+                    }
+                    stack.push(Frame::Map {
+                        at,
+                        anchor,
+                        entries: Vec::new(),
+                        key: None,
+                    });
+                    None
+                }
+                Event::SequenceEnd => match stack.pop() {
+                    Some(Frame::Seq { at, anchor, items }) => Some((
+                        anchor,
+                        Node {
+                            at,
+                            value: Value::Seq(items),
+                        },
+                    )),
+                    _ => return Err(error(&span, "unbalanced sequence end")),
+                },
+                Event::MappingEnd => match stack.pop() {
+                    Some(Frame::Map {
+                        at, anchor, entries, ..
+                    }) => Some((
+                        anchor,
+                        Node {
+                            at,
+                            value: Value::Map(entries),
+                        },
+                    )),
+                    _ => return Err(error(&span, "unbalanced mapping end")),
+                },
+            };
+            let Some((anchor, node)) = completed else {
+                continue;
+            };
+            if anchor != 0 {
+                anchors.push((anchor, node.clone()));
+            }
+            match stack.last_mut() {
+                None => current = Some(node),
+                Some(Frame::Seq { items, .. }) => items.push(node),
+                Some(Frame::Map { entries, key, .. }) => match key.take() {
+                    None => {
+                        let k = match node.value {
+                            Value::Str(s) | Value::Plain(s) => s,
+                            Value::Null => Cow::Borrowed(""),
+                            _ => return Err(error(&span, "a mapping key must be a scalar")),
+                        };
+                        *key = Some(k);
+                    }
+                    Some(k) => entries.push((k, node)),
+                },
+            }
+        }
+        if let Some(doc) = current.take() {
+            docs.push(doc);
+        }
+        Ok(docs)
+    }
+}
