@@ -33,7 +33,10 @@ fn main() {
     case_files(&manifest.join("cases"), &mut files, "cases");
     let mut code = String::from("pub const EMBEDDED: &[(&str, &str)] = &[\n");
     for (name, path) in files {
-        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", path.display().to_string()));
+        code.push_str(&format!(
+            "    ({name:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
     }
     code.push_str("];\n");
     let out = PathBuf::from(env::var("OUT_DIR").unwrap_or_default()).join("embedded_cases.rs");

@@ -17,9 +17,15 @@ fn read_folder(dir: &Path) -> Vec<(String, String)> {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut files: Vec<(String, String)> = entries
         .map(|e| e.expect("a directory entry").path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("json" | "yaml" | "yml")
+            )
+        })
         .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let text =
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             (p.file_name().unwrap().to_string_lossy().into_owned(), text)
         })
         .collect();
@@ -27,7 +33,10 @@ fn read_folder(dir: &Path) -> Vec<(String, String)> {
     files
 }
 
-fn native(input: &str, options: classify_wasm::Options) -> Result<Vec<classify_wasm::Observation>, String> {
+fn native(
+    input: &str,
+    options: classify_wasm::Options,
+) -> Result<Vec<classify_wasm::Observation>, String> {
     classify_wasm::classify(input, options).map_err(|e| e.to_string())
 }
 
@@ -41,7 +50,13 @@ fn run_folder(dir: &Path, at_least: usize) {
         cases.len()
     );
     let failures = harness::check_all(&cases, native);
-    assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]

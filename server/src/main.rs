@@ -1,1 +1,41 @@
-fn main() {}
+//! `dispatch-dash`: the command line. Each subcommand lives in its own module
+//! of the library; this file only parses arguments and maps errors to exit
+//! codes. It is the one place `anyhow` is used.
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use dispatch_dash::classify_cmd::{self, ClassifyArgs};
+
+#[derive(Parser)]
+#[command(
+    name = "dispatch-dash",
+    version,
+    about = "See what every Kubeflow TrainJob is doing, and why."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Classify a snapshot or a kubectl dump (JSON or YAML) from a file or stdin.
+    Classify(ClassifyArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Classify(args) => classify_cmd::main(args),
+    }
+}
+
+/// Reports an unexpected failure (not bad input) and exits 1.
+#[allow(dead_code)]
+fn fail(e: anyhow::Error) -> ExitCode {
+    eprintln!("error: {e:#}");
+    ExitCode::FAILURE
+}

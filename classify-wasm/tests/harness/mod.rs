@@ -42,7 +42,8 @@ pub fn cases_from_files(files: &[(String, String)]) -> Result<Vec<Case>, String>
                 .iter()
                 .find(|(n, _)| *n == expected_name)
                 .ok_or_else(|| format!("{name}: no {expected_name} beside it"))?;
-            let want = serde_json::from_str(expected).map_err(|e| format!("{expected_name}: {e}"))?;
+            let want =
+                serde_json::from_str(expected).map_err(|e| format!("{expected_name}: {e}"))?;
             cases.push(Case {
                 name: name.clone(),
                 input: text.clone(),
@@ -55,16 +56,26 @@ pub fn cases_from_files(files: &[(String, String)]) -> Result<Vec<Case>, String>
         let input = match (doc.get("snapshot"), doc.get("input")) {
             (Some(snapshot), None) => serde_json::to_string(snapshot).map_err(|e| e.to_string())?,
             (None, Some(Value::String(input))) => input.clone(),
-            _ => return Err(format!("{name}: a case needs exactly one of `snapshot` or `input` (a string)")),
+            _ => {
+                return Err(format!(
+                    "{name}: a case needs exactly one of `snapshot` or `input` (a string)"
+                ))
+            }
         };
         let options: Options = match doc.get("options") {
-            Some(o) => serde_json::from_value(o.clone()).map_err(|e| format!("{name}: options: {e}"))?,
+            Some(o) => {
+                serde_json::from_value(o.clone()).map_err(|e| format!("{name}: options: {e}"))?
+            }
             None => Options::default(),
         };
         let want = match (doc.get("expected"), doc.get("wantError")) {
             (Some(expected), None) => Want::Observations(expected.clone()),
             (None, Some(Value::String(e))) => Want::Error(e.clone()),
-            _ => return Err(format!("{name}: a case needs exactly one of `expected` or `wantError` (a string)")),
+            _ => {
+                return Err(format!(
+                    "{name}: a case needs exactly one of `expected` or `wantError` (a string)"
+                ))
+            }
         };
         cases.push(Case {
             name: name.clone(),
@@ -120,18 +131,30 @@ pub fn check(
             if &actual != expected {
                 let e = serde_json::to_string_pretty(expected).unwrap_or_default();
                 let a = serde_json::to_string_pretty(&actual).unwrap_or_default();
-                return Err(format!("{}: observations differ (- expected, + actual)\n{}", case.name, diff(&e, &a)));
+                return Err(format!(
+                    "{}: observations differ (- expected, + actual)\n{}",
+                    case.name,
+                    diff(&e, &a)
+                ));
             }
             // Byte for byte: our serialization of the expectation, typed, is our output.
-            let typed: Vec<Observation> = serde_json::from_value(expected.clone())
-                .map_err(|e| format!("{}: expected is not a list of observations: {e}", case.name))?;
+            let typed: Vec<Observation> =
+                serde_json::from_value(expected.clone()).map_err(|e| {
+                    format!("{}: expected is not a list of observations: {e}", case.name)
+                })?;
             let exact = serde_json::to_string(&observations).map_err(|e| e.to_string())?;
             if exact != serde_json::to_string(&typed).map_err(|e| e.to_string())? {
-                return Err(format!("{}: output bytes differ from the expectation", case.name));
+                return Err(format!(
+                    "{}: output bytes differ from the expectation",
+                    case.name
+                ));
             }
             Ok(exact)
         }
-        (Want::Observations(_), Err(e)) => Err(format!("{}: expected observations, got the error {e}", case.name)),
+        (Want::Observations(_), Err(e)) => Err(format!(
+            "{}: expected observations, got the error {e}",
+            case.name
+        )),
         (Want::Error(want), Err(e)) if &e == want => Ok(e),
         (Want::Error(want), Err(e)) => Err(format!("{}: wrong error\n- {want}\n+ {e}", case.name)),
         (Want::Error(want), Ok(o)) => Err(format!(

@@ -1,0 +1,254 @@
+//! `dispatch-dash classify`: a snapshot or kubectl dump in, observations out,
+//! as JSON, a kubectl-style table, or explanations for a person to read.
+//!
+//! Bad input exits with status 2 and one line on stderr:
+//! `error: <source>:<line>:<column>: <what is wrong>`.
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use classify_wasm::{Explanation, Mode, Observation, Options};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    Table,
+    Json,
+    Explain,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ClassifyArgs {
+    /// The snapshot or dump to read; `-` or nothing reads standard input.
+    pub file: Option<PathBuf>,
+    /// How to print the observations.
+    #[arg(long, short, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Override the mode the input declares or implies.
+    #[arg(long, value_parser = parse_mode)]
+    pub mode: Option<Mode>,
+    /// Override whether Nodes may be read (section 2).
+    #[arg(long, value_name = "true|false")]
+    pub nodes_readable: Option<bool>,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{source_name}: {error}")]
+    Input {
+        source_name: String,
+        error: classify_wasm::InputError,
+    },
+    #[error("{source_name}: {error}")]
+    Read {
+        source_name: String,
+        error: std::io::Error,
+    },
+}
+
+/// The input named by `file`, read whole.
+fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), Error> {
+    match file {
+        Some(path) if path.as_os_str() != "-" => {
+            let name = path.display().to_string();
+            std::fs::read(path)
+                .map(|bytes| (name.clone(), bytes))
+                .map_err(|error| Error::Read {
+                    source_name: name,
+                    error,
+                })
+        }
+        _ => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|error| Error::Read {
+                    source_name: "<stdin>".into(),
+                    error,
+                })?;
+            Ok(("<stdin>".into(), bytes))
+        }
+    }
+}
+
+/// Runs the subcommand and renders its output as text.
+pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
+    let (source_name, bytes) = read_input(args.file.as_ref())?;
+    let options = Options {
+        mode: args.mode,
+        nodes_readable: args.nodes_readable,
+    };
+    let input_error = |error| Error::Input {
+        source_name: source_name.clone(),
+        error,
+    };
+    Ok(match args.output {
+        Output::Json => {
+            let observations =
+                classify_wasm::classify_bytes(&bytes, options).map_err(input_error)?;
+            let mut text = serde_json::to_string_pretty(&observations).unwrap_or_default();
+            text.push('\n');
+            text
+        }
+        Output::Table => {
+            let observations =
+                classify_wasm::classify_bytes(&bytes, options).map_err(input_error)?;
+            table(&observations, width)
+        }
+        Output::Explain => {
+            let explained = classify_wasm::explain_bytes(&bytes, options).map_err(input_error)?;
+            explain(&explained)
+        }
+    })
+}
+
+pub fn main(args: ClassifyArgs) -> ExitCode {
+    let stdout = std::io::stdout();
+    let width = if stdout.is_terminal() {
+        Some(
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+                .unwrap_or(120),
+        )
+    } else {
+        None
+    };
+    match run(&args, width) {
+        Ok(text) => {
+            // A closed pipe (`| head`) is not an error worth a message.
+            let _ = stdout.lock().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {}", printable(&e.to_string()));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Text from the cluster never reaches a terminal as control sequences.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "-"
+    }
+}
+
+/// kubectl-style aligned columns; the detail is cut to `width` when given.
+pub fn table(observations: &[Observation], width: Option<usize>) -> String {
+    let header = [
+        "NAMESPACE",
+        "JOB",
+        "SUBMISSION",
+        "OBJECT",
+        "STATE",
+        "CAUSE",
+        "HELD",
+        "FOREIGN",
+        "DETAIL",
+    ];
+    let rows: Vec<[String; 9]> = observations
+        .iter()
+        .map(|o| {
+            [
+                printable(&o.object.namespace),
+                printable(&o.job),
+                printable(&o.submission),
+                printable(&format!(
+                    "{}/{}",
+                    o.object.kind.to_lowercase(),
+                    o.object.name
+                )),
+                o.state.to_string(),
+                o.cause.kind.to_string(),
+                o.hold_instance
+                    .map_or_else(|| yes(o.held).to_string(), |n| n.to_string()),
+                yes(o.foreign).to_string(),
+                printable(&o.cause.detail),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[&str]| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                let _ = write!(text, "{cell:<w$}   ", w = widths[i]);
+            }
+        }
+        let text = text.trim_end();
+        match width {
+            Some(w) if text.chars().count() > w => {
+                let cut: String = text.chars().take(w.saturating_sub(1)).collect();
+                out.push_str(&cut);
+                out.push('…');
+            }
+            _ => out.push_str(text),
+        }
+        out.push('\n');
+    };
+    line(&header);
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        line(&cells);
+    }
+    out
+}
+
+/// Each observation's trace, for a person to read.
+pub fn explain(explained: &[Explanation]) -> String {
+    let mut out = String::new();
+    for (i, e) in explained.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let o = &e.observation;
+        let _ = writeln!(
+            out,
+            "{} {}/{}: {} ({}{})",
+            o.object.kind,
+            o.object.namespace,
+            o.object.name,
+            o.state,
+            o.cause.kind,
+            o.cause
+                .provenance
+                .map(|p| format!(", from {}", p.as_str()))
+                .unwrap_or_default()
+        );
+        if !o.cause.detail.is_empty() {
+            let _ = writeln!(out, "detail: {}", o.cause.detail);
+        }
+        out.push_str(&e.trace.to_string());
+    }
+    printable_lines(&out)
+}
+
+fn printable_lines(text: &str) -> String {
+    text.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
