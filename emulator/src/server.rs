@@ -313,7 +313,7 @@ fn encode_continue(rv: u64, last: &(String, String)) -> String {
 }
 
 fn decode_continue(token: &str) -> Option<(u64, (String, String))> {
-    if token.len() % 2 != 0 || !token.is_ascii() {
+    if !token.len().is_multiple_of(2) || !token.is_ascii() {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..token.len())
