@@ -224,10 +224,22 @@ pub fn pod_running(mut pod: Value, node: &str, time: &str) -> Value {
             condition("PodScheduled", "True", "", "", time),
             condition("Ready", "True", "", "", time),
         ],
-        "containerStatuses": [{"name": "node", "ready": true, "restartCount": 0,
-            "state": {"running": {"startedAt": time}}}],
+        "containerStatuses": [container_status(true, json!({"running": {"startedAt": time}}))],
     });
     pod
+}
+
+/// The status of the `node` container (k8s-openapi requires image fields).
+fn container_status(ready: bool, state: Value) -> Value {
+    json!({
+        "name": "node",
+        "image": "ghcr.io/example/train:1",
+        "imageID": "ghcr.io/example/train@sha256:4f1c0b2e",
+        "ready": ready,
+        "restartCount": 0,
+        "started": ready,
+        "state": state,
+    })
 }
 
 /// The pod with its node container terminated (`Succeeded` on exit 0, else
@@ -253,7 +265,8 @@ pub fn pod_terminated(
     } else {
         "Failed"
     });
-    pod["status"]["containerStatuses"] = json!([{"name": "node", "ready": false, "restartCount": 0, "state": {"terminated": terminated}}]);
+    pod["status"]["containerStatuses"] =
+        json!([container_status(false, json!({"terminated": terminated}))]);
     if let Some(conds) = pod["status"]["conditions"].as_array_mut() {
         conds.retain(|c| c["type"] != "Ready");
         conds.push(condition("Ready", "False", "PodCompleted", "", time));

@@ -1,0 +1,542 @@
+//! The protocol as the real kube client sees it, over HTTP on 127.0.0.1:0.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{config, get, pod, raw, serve};
+use emulator::{Emulator, Kind};
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use kube::runtime::watcher;
+use serde_json::json;
+
+fn names(list: &kube::core::ObjectList<Pod>) -> Vec<String> {
+    list.items
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn list_get_and_resource_versions() {
+    let emu = Emulator::new(config(true));
+    for (ns, n) in [("team-a", "p1"), ("team-a", "p2"), ("team-b", "p3")] {
+        emu.create(pod(ns, n, json!({}))).unwrap();
+    }
+    let (server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "team-a");
+    let list = pods.list(&ListParams::default()).await.unwrap();
+    assert_eq!(names(&list), ["p1", "p2"]);
+    assert_eq!(
+        list.metadata.resource_version.as_deref(),
+        Some(emu.resource_version().to_string().as_str())
+    );
+    let all: Api<Pod> = Api::all(client.clone());
+    assert_eq!(
+        all.list(&ListParams::default()).await.unwrap().items.len(),
+        3
+    );
+
+    // Every object carries uid, creationTimestamp and its own resourceVersion.
+    let p1 = pods.get("p1").await.unwrap();
+    assert!(p1.metadata.uid.is_some() && p1.metadata.creation_timestamp.is_some());
+    let rv1: u64 = p1.metadata.resource_version.unwrap().parse().unwrap();
+    let updated = emu
+        .patch_status(Kind::Pod, "team-a", "p1", json!({"phase": "Running"}))
+        .unwrap();
+    let rv2: u64 = updated["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(rv2 > rv1);
+    assert_eq!(rv2, emu.resource_version());
+    let p1 = pods.get("p1").await.unwrap();
+    assert_eq!(p1.status.unwrap().phase.as_deref(), Some("Running"));
+
+    // An exact list at an older resourceVersion sees the old state.
+    let old = pods
+        .list(
+            &ListParams::default()
+                .at(&rv1.to_string())
+                .matching(kube::api::VersionMatch::Exact),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        old.items[0].status.as_ref().unwrap().phase.as_deref(),
+        Some("Pending")
+    );
+
+    // 404 is a Status the client understands.
+    match pods.get("nope").await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 404);
+            assert_eq!(s.reason, "NotFound");
+        }
+        other => panic!("expected 404, got {other:?}"),
+    }
+    // Namespaces are listed (created implicitly).
+    let nss: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    let ns_names: Vec<_> = nss
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|n| n.metadata.name.unwrap())
+        .collect();
+    assert_eq!(ns_names, ["team-a", "team-b"]);
+    drop(server);
+}
+
+#[tokio::test]
+async fn pagination_is_consistent_and_expires() {
+    let emu = Emulator::new(config(true));
+    for i in 0..7 {
+        emu.create(pod("team-a", &format!("p{i}"), json!({})))
+            .unwrap();
+    }
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let first = pods.list(&ListParams::default().limit(3)).await.unwrap();
+    assert_eq!(names(&first), ["p0", "p1", "p2"]);
+    assert_eq!(first.metadata.remaining_item_count, Some(4));
+    let token = first.metadata.continue_.clone().unwrap();
+    // Changes after the first page do not show in later pages.
+    emu.delete(Kind::Pod, "team-a", "p4").unwrap();
+    emu.create(pod("team-a", "p35", json!({}))).unwrap();
+    let second = pods
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+        .unwrap();
+    assert_eq!(names(&second), ["p3", "p4", "p5"]);
+    assert_eq!(
+        second.metadata.resource_version,
+        first.metadata.resource_version
+    );
+    let third = pods
+        .list(
+            &ListParams::default()
+                .limit(3)
+                .continue_token(second.metadata.continue_.as_ref().unwrap()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(&third), ["p6"]);
+    assert!(third.metadata.continue_.is_none());
+    // Once the history is compacted past the list's resourceVersion: 410.
+    emu.compact();
+    match pods
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+    {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 410);
+            assert_eq!(s.reason, "Expired");
+        }
+        other => panic!("expected 410, got {other:?}"),
+    }
+    // A garbage token is a 400, not a crash.
+    match pods.list(&ListParams::default().continue_token("zz")).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 400),
+        other => panic!("expected 400, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn label_and_field_selectors() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "a", json!({"app": "x", "tier": "1"})))
+        .unwrap();
+    emu.create(pod("team-a", "b", json!({"app": "y"}))).unwrap();
+    emu.create(pod("team-a", "c", json!({"tier": "2"})))
+        .unwrap();
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let sel = |s: &'static str| {
+        let pods = pods.clone();
+        async move { names(&pods.list(&ListParams::default().labels(s)).await.unwrap()) }
+    };
+    assert_eq!(sel("app=x").await, ["a"]);
+    assert_eq!(sel("app==y").await, ["b"]);
+    assert_eq!(sel("app!=x").await, ["b", "c"]);
+    assert_eq!(sel("app in (x,y)").await, ["a", "b"]);
+    assert_eq!(sel("app notin (x)").await, ["b", "c"]);
+    assert_eq!(sel("tier").await, ["a", "c"]);
+    assert_eq!(sel("!tier").await, ["b"]);
+    assert_eq!(sel("app=x,tier=1").await, ["a"]);
+    assert_eq!(sel("app,!tier").await, ["b"]);
+    let by_field = pods
+        .list(&ListParams::default().fields("metadata.name=c"))
+        .await
+        .unwrap();
+    assert_eq!(names(&by_field), ["c"]);
+    let by_ns = pods
+        .list(&ListParams::default().fields("metadata.namespace!=team-a"))
+        .await
+        .unwrap();
+    assert!(by_ns.items.is_empty());
+    match pods.list(&ListParams::default().labels("app in (x")).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 400),
+        other => panic!("expected 400, got {other:?}"),
+    }
+}
+
+/// Waits for the next watcher event, skipping nothing.
+async fn next<S, K>(s: &mut S) -> watcher::Event<K>
+where
+    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Unpin,
+{
+    tokio::time::timeout(Duration::from_secs(5), s.next())
+        .await
+        .expect("watcher event in time")
+        .expect("stream open")
+        .expect("no watcher error")
+}
+
+#[tokio::test]
+async fn kube_watcher_sees_added_modified_deleted() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "old", json!({"job": "j"})))
+        .unwrap();
+    emu.create(pod("team-a", "other", json!({"job": "k"})))
+        .unwrap();
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let mut w = watcher(pods, watcher::Config::default().labels("job=j")).boxed();
+    assert!(matches!(next(&mut w).await, watcher::Event::Init));
+    match next(&mut w).await {
+        watcher::Event::InitApply(p) => assert_eq!(p.metadata.name.as_deref(), Some("old")),
+        e => panic!("{e:?}"),
+    }
+    assert!(matches!(next(&mut w).await, watcher::Event::InitDone));
+
+    emu.create(pod("team-a", "new", json!({"job": "j"})))
+        .unwrap();
+    emu.create(pod("team-a", "ignored", json!({"job": "k"})))
+        .unwrap();
+    emu.patch_status(Kind::Pod, "team-a", "new", json!({"phase": "Running"}))
+        .unwrap();
+    let mut deleted = emu.get(Kind::Pod, "team-a", "old").unwrap();
+    deleted["status"]["phase"] = json!("Failed");
+    emu.update(deleted).unwrap();
+    emu.delete(Kind::Pod, "team-a", "old").unwrap();
+
+    match next(&mut w).await {
+        watcher::Event::Apply(p) => assert_eq!(p.metadata.name.as_deref(), Some("new")),
+        e => panic!("{e:?}"),
+    }
+    match next(&mut w).await {
+        watcher::Event::Apply(p) => {
+            assert_eq!(p.metadata.name.as_deref(), Some("new"));
+            assert_eq!(p.status.unwrap().phase.as_deref(), Some("Running"));
+        }
+        e => panic!("{e:?}"),
+    }
+    assert!(matches!(next(&mut w).await, watcher::Event::Apply(_)));
+    match next(&mut w).await {
+        // The deletion carries the last state.
+        watcher::Event::Delete(p) => {
+            assert_eq!(p.metadata.name.as_deref(), Some("old"));
+            assert_eq!(p.status.unwrap().phase.as_deref(), Some("Failed"));
+        }
+        e => panic!("{e:?}"),
+    }
+    // A label change that takes a pod out of the selector reads as a deletion.
+    emu.merge_patch(
+        Kind::Pod,
+        "team-a",
+        "new",
+        json!({"metadata": {"labels": {"job": "z"}}}),
+    )
+    .unwrap();
+    assert!(matches!(next(&mut w).await, watcher::Event::Delete(_)));
+}
+
+#[tokio::test]
+async fn bookmarks_and_timeout() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "p", json!({}))).unwrap();
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let rv = emu.resource_version().to_string();
+
+    let start = Instant::now();
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(1), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    emu.create(pod("team-a", "q", json!({}))).unwrap();
+    let mut saw_added = false;
+    let mut bookmark_rv = None;
+    while let Some(ev) = stream.try_next().await.unwrap() {
+        match ev {
+            WatchEvent::Added(p) => saw_added |= p.metadata.name.as_deref() == Some("q"),
+            WatchEvent::Bookmark(b) => bookmark_rv = Some(b.metadata.resource_version),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // timeoutSeconds=1 closed the stream cleanly, after a bookmark or more.
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(saw_added);
+    assert_eq!(bookmark_rv, Some(emu.resource_version().to_string()));
+}
+
+#[tokio::test]
+async fn watch_from_compacted_version_is_gone_and_watcher_recovers() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "p0", json!({}))).unwrap();
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let old_rv = emu.resource_version().to_string();
+    emu.create(pod("team-a", "p1", json!({}))).unwrap();
+    emu.compact();
+
+    // A raw watch from before the compaction gets an ERROR event with 410.
+    let mut stream = pods
+        .watch(&WatchParams::default(), &old_rv)
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap() {
+        Some(WatchEvent::Error(e)) => {
+            assert_eq!(e.code, 410);
+            assert_eq!(e.reason, "Expired");
+        }
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
+    }
+    assert!(stream.try_next().await.unwrap().is_none());
+
+    // kube's watcher: its re-watch hits a compacted history, gets 410 and
+    // recovers by listing again.
+    let mut w = watcher(pods, watcher::Config::default()).boxed();
+    assert!(matches!(next(&mut w).await, watcher::Event::Init));
+    let mut init = 0;
+    while let watcher::Event::InitApply(_) = next(&mut w).await {
+        init += 1;
+    }
+    assert_eq!(init, 2);
+    emu.set_latency(Duration::from_millis(300));
+    emu.expire_all_watches();
+    for i in 2..6 {
+        emu.create(pod("team-a", &format!("p{i}"), json!({})))
+            .unwrap();
+    }
+    emu.compact();
+    let mut saw_error = false;
+    let relisted = loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.next())
+            .await
+            .unwrap()
+            .unwrap();
+        match ev {
+            Err(_) => saw_error = true,
+            Ok(watcher::Event::Init) => {
+                let mut n = 0;
+                loop {
+                    match next(&mut w).await {
+                        watcher::Event::InitApply(_) => n += 1,
+                        watcher::Event::InitDone => break,
+                        e => panic!("{e:?}"),
+                    }
+                }
+                break n;
+            }
+            Ok(other) => panic!("expected a re-list, got {other:?}"),
+        }
+    };
+    emu.set_latency(Duration::ZERO);
+    assert!(saw_error, "the watcher saw the 410");
+    assert_eq!(relisted, 6);
+}
+
+#[tokio::test]
+async fn forbidden_nodes_and_kueue_switch() {
+    // Kueue on: the group is discovered and Workloads are served.
+    let emu = Emulator::new(config(true));
+    emu.create(emulator::scenario::objects::node(
+        "n1",
+        "True",
+        "2026-11-29T10:00:00Z",
+    ))
+    .unwrap();
+    let (server, client) = serve(&emu).await;
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    assert!(discovery.has_group("kueue.x-k8s.io"));
+    assert!(discovery.has_group("trainer.kubeflow.org"));
+    assert!(discovery.has_group("jobset.x-k8s.io"));
+    let nodes: Api<Node> = Api::all(client.clone());
+    assert_eq!(
+        nodes
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    emu.forbid("nodes");
+    match nodes.list(&ListParams::default()).await {
+        Err(kube::Error::Api(s)) => {
+            assert_eq!(s.code, 403);
+            assert_eq!(s.reason, "Forbidden");
+            assert!(
+                s.message.contains("cannot list resource \"nodes\""),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("expected 403, got {other:?}"),
+    }
+    emu.allow("nodes");
+    assert!(nodes.list(&ListParams::default()).await.is_ok());
+    let v = client.apiserver_version().await.unwrap();
+    assert_eq!(v.major, "1");
+    drop(server);
+
+    // Kueue off: no group in discovery, 404 on the Workload API.
+    let plain = Emulator::new(config(false));
+    let (server, client) = serve(&plain).await;
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    assert!(!discovery.has_group("kueue.x-k8s.io"));
+    assert!(discovery.has_group("trainer.kubeflow.org"));
+    let ar = kube::discovery::ApiResource {
+        group: "kueue.x-k8s.io".into(),
+        version: "v1beta1".into(),
+        api_version: "kueue.x-k8s.io/v1beta1".into(),
+        kind: "Workload".into(),
+        plural: "workloads".into(),
+    };
+    let workloads: Api<kube::api::DynamicObject> = Api::namespaced_with(client, "team-a", &ar);
+    match workloads.list(&ListParams::default()).await {
+        Err(kube::Error::Api(s)) => assert_eq!(s.code, 404),
+        other => panic!("expected 404, got {other:?}"),
+    }
+    let (code, _) = get(server.addr(), "/apis/kueue.x-k8s.io/v1beta1").await;
+    assert_eq!(code, 404);
+}
+
+#[tokio::test]
+async fn bad_http_input_gets_status_objects() {
+    let emu = Emulator::new(config(true));
+    let (server, _client) = serve(&emu).await;
+    let addr = server.addr();
+    let (code, body) = raw(addr, "POST /api/v1/namespaces/a/pods HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}").await;
+    assert_eq!(code, 405);
+    assert!(
+        body.contains("\"kind\":\"Status\"") && body.contains("\"code\":405"),
+        "{body}"
+    );
+    for (path, want) in [
+        ("/api/v1/namespaces/a/pods?limit=abc", 400),
+        ("/api/v1/pods?watch=true&resourceVersion=xyz", 400),
+        ("/api/v1/pods?labelSelector=a%20in%20(", 400),
+        ("/api/v1/pods?timeoutSeconds=-1&watch=1", 400),
+        ("/api/v1/pods?continue=%ff%fe", 400),
+        ("/api/v1/nothing", 404),
+        ("/apis/a/b/c/d/e/f/g/h", 404),
+        ("/api/v1/pods/x", 404),
+        ("/%%%", 404),
+        ("/api/v1/namespaces/a/pods/p/exec", 404),
+    ] {
+        let (code, body) = get(addr, path).await;
+        assert_eq!(code, want, "{path}: {body}");
+        assert!(body.contains("\"kind\":\"Status\""), "{path}: {body}");
+    }
+    // And the server is still fine.
+    let (code, body) = get(addr, "/api").await;
+    assert_eq!(code, 200);
+    assert!(body.contains("APIVersions"));
+}
+
+#[tokio::test]
+async fn restart_keeps_or_wipes_state_on_the_same_port() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "p", json!({}))).unwrap();
+    let (server, client) = serve(&emu).await;
+    let addr = server.addr();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "team-a");
+    let mut stream = pods
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
+    assert!(matches!(
+        stream.try_next().await.unwrap(),
+        Some(WatchEvent::Added(_))
+    ));
+
+    let server = server.restart(false).await.unwrap();
+    assert_eq!(server.addr(), addr);
+    // The open watch was cut by the restart.
+    let ended = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Ok(Some(_)) = stream.try_next().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "watch ended by restart");
+    assert_eq!(
+        pods.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+
+    let server = server.restart(true).await.unwrap();
+    assert_eq!(server.addr(), addr);
+    assert!(pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+    server.shutdown().await;
+    assert!(pods.list(&ListParams::default()).await.is_err());
+}
+
+/// Opens a raw watch, runs `fault` once the stream is open, and returns the
+/// raw response (headers and chunked body) up to the connection's end.
+async fn raw_watch_until_closed(
+    emu: &Emulator,
+    addr: std::net::SocketAddr,
+    fault: fn(&Emulator),
+) -> String {
+    let reader = tokio::spawn(raw(
+        addr,
+        "GET /api/v1/namespaces/team-a/pods?watch=true HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ));
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    emu.create(pod(
+        "team-a",
+        &format!("p{}", emu.resource_version()),
+        json!({}),
+    ))
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    fault(emu);
+    let (code, body) = tokio::time::timeout(Duration::from_secs(3), reader)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(code, 200);
+    body
+}
+
+#[tokio::test]
+async fn expire_ends_watches_cleanly_and_drop_cuts_them() {
+    let emu = Emulator::new(config(true));
+    let (server, _client) = serve(&emu).await;
+    // A clean end: the chunked body is terminated by its zero-size chunk.
+    let body = raw_watch_until_closed(&emu, server.addr(), Emulator::expire_all_watches).await;
+    assert!(body.contains("\"type\":\"ADDED\""), "{body}");
+    assert!(body.ends_with("0\r\n\r\n"), "{body:?}");
+    // A dropped connection: the body stops without its final chunk.
+    let body = raw_watch_until_closed(&emu, server.addr(), Emulator::drop_connections).await;
+    assert!(body.contains("\"type\":\"ADDED\""), "{body}");
+    assert!(!body.ends_with("0\r\n\r\n"), "{body:?}");
+}

@@ -1,0 +1,370 @@
+//! The scenario driver writes objects the real client and the spec's shapes
+//! accept, and covers every life the classification knows.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use common::{config, serve};
+use emulator::scenario::{self, objects, ScenarioConfig};
+use emulator::{Emulator, Kind};
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use kube::runtime::watcher;
+use serde_json::Value;
+
+fn scenario_config(kueue: bool, seed: u64) -> ScenarioConfig {
+    ScenarioConfig {
+        seed,
+        jobs: 12,
+        pods_per_job: 3,
+        pace: Duration::from_millis(10),
+        namespaces: vec!["team-a".into(), "team-b".into()],
+        kueue,
+    }
+}
+
+fn trainjob_resource() -> ApiResource {
+    ApiResource {
+        group: "trainer.kubeflow.org".into(),
+        version: "v1alpha1".into(),
+        api_version: "trainer.kubeflow.org/v1alpha1".into(),
+        kind: "TrainJob".into(),
+        plural: "trainjobs".into(),
+    }
+}
+
+fn cond<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    obj["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+}
+
+fn cond_is(obj: &Value, type_: &str, status: &str, reason: Option<&str>) -> bool {
+    cond(obj, type_)
+        .is_some_and(|c| c["status"] == status && reason.is_none_or(|r| c["reason"] == r))
+}
+
+#[tokio::test]
+async fn populated_objects_are_what_the_client_reads() {
+    let emu = Emulator::new(config(true));
+    scenario::populate(&emu, scenario_config(true, 11));
+    let (_server, client) = serve(&emu).await;
+
+    let pods: Api<Pod> = Api::all(client.clone());
+    let pods = pods.list(&ListParams::default()).await.unwrap();
+    assert!(pods.items.len() >= 10, "{} pods", pods.items.len());
+    for p in &pods.items {
+        let name = p.metadata.name.clone().unwrap();
+        let labels = p.metadata.labels.clone().unwrap();
+        let trainjob = &labels[objects::JOBSET_NAME];
+        assert!(name.starts_with(&format!("{trainjob}-node-0-")), "{name}");
+        assert_eq!(
+            name.len(),
+            format!("{trainjob}-node-0-0-xxxxx").len(),
+            "{name}"
+        );
+        assert_eq!(
+            trainjob,
+            &format!(
+                "{}-{}",
+                labels[objects::JOB_ID],
+                labels[objects::SUBMISSION]
+            )
+        );
+        assert!(labels[objects::RESTART_ATTEMPT].parse::<u32>().is_ok());
+        let annotations = p.metadata.annotations.clone().unwrap();
+        assert!(annotations[objects::ADMISSION].parse::<u32>().unwrap() >= 1);
+        assert_eq!(p.spec.as_ref().unwrap().containers[0].name, "node");
+    }
+
+    let nodes: Api<Node> = Api::all(client.clone());
+    let nodes = nodes.list(&ListParams::default()).await.unwrap();
+    assert_eq!(nodes.items.len(), 6);
+    assert!(nodes.items.iter().all(|n| n
+        .status
+        .as_ref()
+        .unwrap()
+        .conditions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|c| c.type_ == "Ready")));
+
+    let trainjobs: Api<DynamicObject> = Api::all_with(client.clone(), &trainjob_resource());
+    let trainjobs = trainjobs.list(&ListParams::default()).await.unwrap();
+    assert!(trainjobs.items.len() >= 10, "{}", trainjobs.items.len());
+    let mut uids = BTreeSet::new();
+    for tj in &trainjobs.items {
+        let labels = tj.metadata.labels.clone().unwrap();
+        assert_eq!(
+            tj.metadata.name.clone().unwrap(),
+            format!(
+                "{}-{}",
+                labels[objects::JOB_ID],
+                labels[objects::SUBMISSION]
+            )
+        );
+        assert_eq!(labels[objects::QUEUE_NAME], "gpu");
+        uids.insert(tj.metadata.uid.clone().unwrap());
+    }
+    // Every TrainJob has its Workload (labelled with its UID) and runtime copy.
+    let workloads = emu.list(Kind::Workload, None);
+    for uid in &uids {
+        assert!(
+            workloads
+                .iter()
+                .any(|w| w["metadata"]["labels"][objects::KUEUE_JOB_UID] == **uid),
+            "no Workload for {uid}"
+        );
+    }
+    let runtimes = emu.list(Kind::TrainingRuntime, None);
+    assert!(runtimes.len() >= uids.len());
+    // JobSets are controlled by their TrainJob; the orphaned one by a UID
+    // that no longer exists.
+    let orphans = emu
+        .list(Kind::JobSet, None)
+        .into_iter()
+        .filter(|js| {
+            let owner = &js["metadata"]["ownerReferences"][0];
+            assert_eq!(owner["controller"], true);
+            assert_eq!(owner["kind"], "TrainJob");
+            !uids.contains(owner["uid"].as_str().unwrap())
+        })
+        .count();
+    assert!(orphans >= 1, "the population shows an orphaned JobSet");
+}
+
+#[test]
+fn same_seed_same_population() {
+    let names = |seed| {
+        let emu = Emulator::new(config(true));
+        scenario::populate(&emu, scenario_config(true, seed));
+        emu.list(Kind::Pod, None)
+            .into_iter()
+            .map(|p| format!("{} {}", p["metadata"]["name"], p["metadata"]["uid"]))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(3), names(3));
+    assert_ne!(names(3), names(4));
+}
+
+/// What a scan of the cluster found, accumulated over a run.
+fn scan(emu: &Emulator, seen: &mut BTreeSet<&'static str>) {
+    for w in emu.list(Kind::Workload, None) {
+        if cond_is(&w, "QuotaReserved", "False", None) {
+            seen.insert("queued");
+        }
+        if cond_is(&w, "Admitted", "True", None) {
+            seen.insert("admitted");
+        }
+        if cond_is(&w, "Evicted", "True", Some("Preempted"))
+            && cond_is(&w, "Requeued", "True", None)
+        {
+            seen.insert("kueue-preempted");
+        }
+        if w["metadata"]["annotations"][objects::HOLD_INSTANCE].is_string() {
+            seen.insert("held");
+        }
+        if w["spec"]["active"] == false
+            && !w["metadata"]["annotations"][objects::HOLD_INSTANCE].is_string()
+        {
+            seen.insert("suspended");
+        }
+    }
+    let trainjob_uids: BTreeSet<String> = emu
+        .list(Kind::TrainJob, None)
+        .into_iter()
+        .map(|tj| {
+            if cond_is(&tj, "Complete", "True", None) {
+                seen.insert("complete");
+            }
+            if cond_is(&tj, "Failed", "True", Some("FailedJobs")) {
+                seen.insert("failed");
+            }
+            let ann = &tj["metadata"]["annotations"];
+            if ann[objects::GATED_BY] == objects::OPEN_GATE {
+                seen.insert("gated");
+            }
+            if ann[objects::HOLD_INSTANCE].is_string() {
+                seen.insert("held");
+            }
+            if tj["spec"]["suspend"] == true && cond_is(&tj, "Suspended", "True", None) {
+                seen.insert("suspended");
+            }
+            tj["metadata"]["uid"].as_str().unwrap().to_string()
+        })
+        .collect();
+    for p in emu.list(Kind::Pod, None) {
+        let term = &p["status"]["containerStatuses"][0]["state"]["terminated"];
+        if term["reason"] == "OOMKilled" && term["exitCode"] == 137 {
+            seen.insert("oom");
+        }
+        if term["reason"] == "Error" && term["exitCode"] == 1 {
+            seen.insert("exit-1");
+        }
+        if cond_is(
+            &p,
+            "DisruptionTarget",
+            "True",
+            Some("DeletionByTaintManager"),
+        ) {
+            seen.insert("taint-eviction");
+        }
+        if cond_is(
+            &p,
+            "DisruptionTarget",
+            "True",
+            Some("PreemptionByScheduler"),
+        ) {
+            seen.insert("scheduler-preempted");
+        }
+        if p["metadata"]["deletionTimestamp"].is_string() {
+            seen.insert("terminating");
+        }
+        if p["metadata"]["labels"][objects::RESTART_ATTEMPT] == "1" {
+            seen.insert("new-execution");
+        }
+        if p["status"]["phase"] == "Running" {
+            seen.insert("running");
+        }
+    }
+    for n in emu.list(Kind::Node, None) {
+        if cond_is(&n, "Ready", "Unknown", None) {
+            seen.insert("node-lost");
+        }
+    }
+    for js in emu.list(Kind::JobSet, None) {
+        if js["status"]["restarts"].as_u64().unwrap_or(0) >= 1 {
+            seen.insert("jobset-restarted");
+        }
+        if !trainjob_uids.contains(
+            js["metadata"]["ownerReferences"][0]["uid"]
+                .as_str()
+                .unwrap_or(""),
+        ) {
+            seen.insert("orphans");
+        }
+    }
+}
+
+fn lives(kueue: bool) -> BTreeSet<&'static str> {
+    let mut emu_config = config(kueue);
+    emu_config.history = 100_000;
+    let emu = Emulator::new(emu_config);
+    let mut sc = scenario::populate(&emu, scenario_config(kueue, 5));
+    let mut seen = BTreeSet::new();
+    scan(&emu, &mut seen);
+    for _ in 0..60 {
+        sc.step(&emu);
+        scan(&emu, &mut seen);
+    }
+    // The namespace stays alive: ended jobs are replaced.
+    assert_eq!(sc.stories().len(), 12);
+    seen
+}
+
+#[test]
+fn kueue_mode_covers_every_life() {
+    let seen = lives(true);
+    for want in [
+        "queued",
+        "admitted",
+        "running",
+        "complete",
+        "failed",
+        "oom",
+        "exit-1",
+        "node-lost",
+        "taint-eviction",
+        "scheduler-preempted",
+        "kueue-preempted",
+        "held",
+        "gated",
+        "suspended",
+        "new-execution",
+        "jobset-restarted",
+        "terminating",
+        "orphans",
+    ] {
+        assert!(
+            seen.contains(want),
+            "kueue mode never showed {want}: {seen:?}"
+        );
+    }
+}
+
+#[test]
+fn plain_mode_covers_every_life() {
+    let seen = lives(false);
+    for want in [
+        "running",
+        "complete",
+        "failed",
+        "oom",
+        "exit-1",
+        "node-lost",
+        "taint-eviction",
+        "scheduler-preempted",
+        "held",
+        "gated",
+        "suspended",
+        "new-execution",
+        "jobset-restarted",
+        "terminating",
+        "orphans",
+    ] {
+        assert!(
+            seen.contains(want),
+            "plain mode never showed {want}: {seen:?}"
+        );
+    }
+    assert!(!seen.contains("kueue-preempted") && !seen.contains("admitted"));
+}
+
+#[tokio::test]
+async fn run_animates_the_cluster_until_shutdown() {
+    let emu = Emulator::new(config(false));
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::all(client);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let driver = tokio::spawn(scenario::run(
+        emu.clone(),
+        scenario_config(false, 9),
+        async {
+            let _ = rx.await;
+        },
+    ));
+    // A watcher sees pods deleted with their last state (a terminating pod
+    // with a finished node container), which is what evidence capture needs.
+    let mut w = watcher(pods, watcher::Config::default()).boxed();
+    let captured = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(ev) = w.next().await {
+            if let Ok(watcher::Event::Delete(p)) = ev {
+                if p.metadata.deletion_timestamp.is_some() {
+                    return p;
+                }
+            }
+        }
+        panic!("watch ended");
+    })
+    .await
+    .expect("a pod deletion within 10 s");
+    assert!(captured
+        .metadata
+        .labels
+        .unwrap()
+        .contains_key(objects::JOB_ID));
+    let _ = tx.send(());
+    tokio::time::timeout(Duration::from_secs(2), driver)
+        .await
+        .unwrap()
+        .unwrap();
+    let rv = emu.resource_version();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(emu.resource_version(), rv, "the driver stopped");
+}
