@@ -7,9 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{with_words, Conditions, KubeNode, Pod, TrainJob, Workload};
-use crate::observation::{
-    Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State,
-};
+use crate::observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
 use crate::snapshot::{Mode, Snapshot};
 use crate::time::Time;
 use crate::trace::{
@@ -56,7 +54,11 @@ fn gates(annotation: Option<&str>) -> Vec<&str> {
 }
 
 /// Section 3.1: the job and submission of a name and its labels.
-pub fn job_and_submission(name: &str, job_label: Option<&str>, sub_label: Option<&str>) -> (String, String) {
+pub fn job_and_submission(
+    name: &str,
+    job_label: Option<&str>,
+    sub_label: Option<&str>,
+) -> (String, String) {
     let job = match job_label {
         Some(j) => j.to_string(),
         None => match name.rfind('-') {
@@ -127,20 +129,31 @@ impl<'s, 'a> Index<'s, 'a> {
             trainjob_uids: BTreeSet::new(),
         };
         for (i, js) in snap.jobsets.iter().enumerate() {
-            ix.jobsets.entry((js.meta.namespace, js.meta.name)).or_insert(i);
+            ix.jobsets
+                .entry((js.meta.namespace, js.meta.name))
+                .or_insert(i);
         }
         for (i, w) in snap.workloads.iter().enumerate() {
             if let Some(uid) = w.meta.label(JOB_UID) {
-                ix.workloads.entry((w.meta.namespace, uid)).or_default().push(i);
+                ix.workloads
+                    .entry((w.meta.namespace, uid))
+                    .or_default()
+                    .push(i);
             }
         }
         for (i, p) in snap.pods.iter().enumerate() {
             let m = &p.meta;
             if let (Some(j), Some(s)) = (m.label(JOB_ID), m.label(SUBMISSION)) {
-                ix.pods_by_labels.entry((m.namespace, j, s)).or_default().push(i);
+                ix.pods_by_labels
+                    .entry((m.namespace, j, s))
+                    .or_default()
+                    .push(i);
             }
             if let Some(js) = m.label(JOBSET_NAME) {
-                ix.pods_by_jobset.entry((m.namespace, js)).or_default().push(i);
+                ix.pods_by_jobset
+                    .entry((m.namespace, js))
+                    .or_default()
+                    .push(i);
             }
         }
         for (i, c) in snap.captured.iter().enumerate() {
@@ -198,9 +211,17 @@ fn by_name<'s, 'a>(pods: &mut [ReadPod<'s, 'a>]) {
 }
 
 impl<'s, 'a> Selection<'s, 'a> {
-    fn new(snap: &'s Snapshot<'a>, ix: &'s Index<'s, 'a>, t: &'s TrainJob<'a>, live: &[usize]) -> Self {
+    fn new(
+        snap: &'s Snapshot<'a>,
+        ix: &'s Index<'s, 'a>,
+        t: &'s TrainJob<'a>,
+        live: &[usize],
+    ) -> Self {
         let ns = t.meta.namespace;
-        let jobset = ix.jobsets.get(&(ns, t.meta.name)).map(|&i| &snap.jobsets[i]);
+        let jobset = ix
+            .jobsets
+            .get(&(ns, t.meta.name))
+            .map(|&i| &snap.jobsets[i]);
         let workload = if snap.mode == Mode::Kueue && !t.meta.uid.is_empty() {
             ix.workloads.get(&(ns, t.meta.uid)).and_then(|v| {
                 // Newest creationTimestamp, then the greatest name, then the first.
@@ -209,7 +230,10 @@ impl<'s, 'a> Selection<'s, 'a> {
                     let w = &snap.workloads[i];
                     let better = match best {
                         None => true,
-                        Some(b) => (w.meta.creation, w.meta.name.as_bytes()) > (b.meta.creation, b.meta.name.as_bytes()),
+                        Some(b) => {
+                            (w.meta.creation, w.meta.name.as_bytes())
+                                > (b.meta.creation, b.meta.name.as_bytes())
+                        }
                     };
                     if better {
                         best = Some(w);
@@ -294,7 +318,12 @@ impl<'s, 'a> Selection<'s, 'a> {
     fn compute_findings(&self) -> Vec<Finding<'s, 'a>> {
         let mut out = Vec::new();
         for p in self.current() {
-            if let Some(c) = p.pod.conditions.get("DisruptionTarget").filter(|c| c.is_true()) {
+            if let Some(c) = p
+                .pod
+                .conditions
+                .get("DisruptionTarget")
+                .filter(|c| c.is_true())
+            {
                 let kind = match c.reason {
                     Some("PreemptionByScheduler") => CauseKind::Preempted,
                     Some("DeletionByTaintManager" | "DeletionByPodGC") => CauseKind::NodeLost,
@@ -309,7 +338,12 @@ impl<'s, 'a> Selection<'s, 'a> {
                     detail: with_words("DisruptionTarget", &c.words()),
                 });
             }
-            if let Some(t) = p.pod.node_container.as_ref().and_then(|c| c.terminated.as_ref()) {
+            if let Some(t) = p
+                .pod
+                .node_container
+                .as_ref()
+                .and_then(|c| c.terminated.as_ref())
+            {
                 let kind = if t.reason == Some("OOMKilled") {
                     CauseKind::OutOfMemory
                 } else if t.exit_code != 0 {
@@ -341,10 +375,27 @@ impl<'s, 'a> Selection<'s, 'a> {
             date(a)
                 .cmp(&date(b))
                 .then(a.kind.rank().cmp(&b.kind.rank()))
-                .then(a.pod.pod.meta.name.as_bytes().cmp(b.pod.pod.meta.name.as_bytes()))
-                .then((a.source == FindingSource::NodeContainer).cmp(&(b.source == FindingSource::NodeContainer)))
+                .then(
+                    a.pod
+                        .pod
+                        .meta
+                        .name
+                        .as_bytes()
+                        .cmp(b.pod.pod.meta.name.as_bytes()),
+                )
+                .then(
+                    (a.source == FindingSource::NodeContainer)
+                        .cmp(&(b.source == FindingSource::NodeContainer)),
+                )
                 .then(a.pod.captured.cmp(&b.pod.captured))
-                .then(a.pod.pod.meta.uid.as_bytes().cmp(b.pod.pod.meta.uid.as_bytes()))
+                .then(
+                    a.pod
+                        .pod
+                        .meta
+                        .uid
+                        .as_bytes()
+                        .cmp(b.pod.pod.meta.uid.as_bytes()),
+                )
         });
         out
     }
@@ -405,7 +456,9 @@ impl<'s, 'a> Selection<'s, 'a> {
     fn admitted(&self) -> bool {
         match self.mode {
             Mode::Plain => true,
-            Mode::Kueue => self.workload.is_some_and(|w| w.conditions.is_true("Admitted")),
+            Mode::Kueue => self
+                .workload
+                .is_some_and(|w| w.conditions.is_true("Admitted")),
         }
     }
 
@@ -450,7 +503,11 @@ impl<'s, 'a> Selection<'s, 'a> {
         if self.mode != Mode::Kueue {
             return None;
         }
-        let evicted = self.workload?.conditions.get("Evicted").filter(|c| c.is_true())?;
+        let evicted = self
+            .workload?
+            .conditions
+            .get("Evicted")
+            .filter(|c| c.is_true())?;
         let kind = match evicted.reason {
             Some("Preempted") => CauseKind::Preempted,
             Some("NodeFailures") => CauseKind::NodeLost,
@@ -480,61 +537,67 @@ impl<'s, 'a> Selection<'s, 'a> {
             provenance: None,
             detail: String::new(),
         };
-        let (rule, state, mut cause, cause_rule) = if let Some(c) = self.conds().get("Complete").filter(|c| c.is_true()) {
-            let cause = Cause {
-                kind: CauseKind::Completed,
-                provenance: Some(Provenance::Trainjob),
-                detail: with_words("TrainJob Complete", &c.words()),
-            };
-            (1, State::Ended, cause, CauseRule::Complete)
-        } else if let Some(c) = self.conds().get("Failed").filter(|c| c.is_true()) {
-            let trainjob = |kind| Cause {
-                kind,
-                provenance: Some(Provenance::Trainjob),
-                detail: with_words("TrainJob Failed", &c.words()),
-            };
-            let (cause, row) = match c.reason {
-                Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
-                    match self.finding_cause() {
-                        Some(cause) => (cause, CauseRule::FailedEvidence),
-                        None => (
-                            Cause {
-                                kind: CauseKind::Unknown,
-                                provenance: None,
-                                detail: "no pod evidence was captured".to_string(),
-                            },
-                            CauseRule::FailedNoEvidence,
-                        ),
+        let (rule, state, mut cause, cause_rule) =
+            if let Some(c) = self.conds().get("Complete").filter(|c| c.is_true()) {
+                let cause = Cause {
+                    kind: CauseKind::Completed,
+                    provenance: Some(Provenance::Trainjob),
+                    detail: with_words("TrainJob Complete", &c.words()),
+                };
+                (1, State::Ended, cause, CauseRule::Complete)
+            } else if let Some(c) = self.conds().get("Failed").filter(|c| c.is_true()) {
+                let trainjob = |kind| Cause {
+                    kind,
+                    provenance: Some(Provenance::Trainjob),
+                    detail: with_words("TrainJob Failed", &c.words()),
+                };
+                let (cause, row) = match c.reason {
+                    Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
+                        match self.finding_cause() {
+                            Some(cause) => (cause, CauseRule::FailedEvidence),
+                            None => (
+                                Cause {
+                                    kind: CauseKind::Unknown,
+                                    provenance: None,
+                                    detail: "no pod evidence was captured".to_string(),
+                                },
+                                CauseRule::FailedNoEvidence,
+                            ),
+                        }
                     }
-                }
-                Some("DeadlineExceeded") => (trainjob(CauseKind::DeadlineExceeded), CauseRule::FailedDeadline),
-                Some("TrainingRuntimeNotSupported") => (trainjob(CauseKind::Invalid), CauseRule::FailedRuntime),
-                _ => (trainjob(CauseKind::Unknown), CauseRule::FailedOther),
-            };
-            (2, State::Ended, cause, row)
-        } else if self.gated() {
-            (3, State::Gated, none(), CauseRule::None)
-        } else if self.hold().is_some() {
-            (4, State::Held, none(), CauseRule::None)
-        } else if self.suspended_by_someone_else() {
-            (5, State::Suspended, none(), CauseRule::None)
-        } else {
-            let state = if self.admitted() && self.not_suspended() {
-                State::Running
+                    Some("DeadlineExceeded") => (
+                        trainjob(CauseKind::DeadlineExceeded),
+                        CauseRule::FailedDeadline,
+                    ),
+                    Some("TrainingRuntimeNotSupported") => {
+                        (trainjob(CauseKind::Invalid), CauseRule::FailedRuntime)
+                    }
+                    _ => (trainjob(CauseKind::Unknown), CauseRule::FailedOther),
+                };
+                (2, State::Ended, cause, row)
+            } else if self.gated() {
+                (3, State::Gated, none(), CauseRule::None)
+            } else if self.hold().is_some() {
+                (4, State::Held, none(), CauseRule::None)
+            } else if self.suspended_by_someone_else() {
+                (5, State::Suspended, none(), CauseRule::None)
             } else {
-                State::Pending
+                let state = if self.admitted() && self.not_suspended() {
+                    State::Running
+                } else {
+                    State::Pending
+                };
+                let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
+                    (c, CauseRule::PodEvidence)
+                } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
+                    (c, CauseRule::LostNode)
+                } else if let Some(c) = self.eviction() {
+                    (c, CauseRule::Eviction)
+                } else {
+                    (none(), CauseRule::Otherwise)
+                };
+                (6, state, cause, cause_rule)
             };
-            let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
-                (c, CauseRule::PodEvidence)
-            } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
-                (c, CauseRule::LostNode)
-            } else if let Some(c) = self.eviction() {
-                (c, CauseRule::Eviction)
-            } else {
-                (none(), CauseRule::Otherwise)
-            };
-            (6, state, cause, cause_rule)
-        };
         let mut unknown = false;
         if state != State::Held && cause.kind == CauseKind::None {
             let types = self.unknown_conditions();
@@ -568,12 +631,18 @@ impl<'s, 'a> Selection<'s, 'a> {
         };
         if let Some(l) = t.label(JOB_ID) {
             if !t.name.starts_with(&format!("{l}-")) {
-                note("F1", format!("TrainJob name does not start with job-id {l}"));
+                note(
+                    "F1",
+                    format!("TrainJob name does not start with job-id {l}"),
+                );
             }
         }
         if let Some(s) = t.label(SUBMISSION) {
             if !t.name.ends_with(&format!("-{s}")) {
-                note("F2", format!("TrainJob name does not end with submission {s}"));
+                note(
+                    "F2",
+                    format!("TrainJob name does not end with submission {s}"),
+                );
             }
         }
         let controlled_elsewhere = |meta: &crate::model::Meta<'a>| {
@@ -583,13 +652,19 @@ impl<'s, 'a> Selection<'s, 'a> {
         };
         if let Some(js) = self.jobset {
             if let Some((kind, owner)) = controlled_elsewhere(&js.meta) {
-                note("F3", format!("JobSet {} is controlled by {kind} {owner}", js.meta.name));
+                note(
+                    "F3",
+                    format!("JobSet {} is controlled by {kind} {owner}", js.meta.name),
+                );
             }
         }
         if self.mode == Mode::Kueue {
             if let Some(w) = self.workload {
                 if let Some((kind, owner)) = controlled_elsewhere(&w.meta) {
-                    note("F4", format!("Workload {} is controlled by {kind} {owner}", w.meta.name));
+                    note(
+                        "F4",
+                        format!("Workload {} is controlled by {kind} {owner}", w.meta.name),
+                    );
                 }
             }
         }
@@ -597,7 +672,8 @@ impl<'s, 'a> Selection<'s, 'a> {
             let m = &p.pod.meta;
             let differs = |key: &'static str, theirs: Option<&str>| {
                 let mine = m.label(key)?;
-                (theirs.is_some_and(|v| v != mine)).then(|| format!("pod {} has {key}={mine}", m.name))
+                (theirs.is_some_and(|v| v != mine))
+                    .then(|| format!("pod {} has {key}={mine}", m.name))
             };
             differs(JOB_ID, t.label(JOB_ID))
                 .or_else(|| differs(SUBMISSION, t.label(SUBMISSION)))
@@ -633,7 +709,10 @@ impl<'s, 'a> Selection<'s, 'a> {
         }
         if let Some((kind, Some(value))) = self.hold_annotation() {
             if counter(value, 1).is_none() {
-                note("S2", format!("{kind} hold-instance \"{value}\" is not a hold instance"));
+                note(
+                    "S2",
+                    format!("{kind} hold-instance \"{value}\" is not a hold instance"),
+                );
             }
         }
         if kueue && !self.gated() {
@@ -652,10 +731,16 @@ impl<'s, 'a> Selection<'s, 'a> {
         }
         if state == State::Suspended {
             let text = match self.mode {
-                Mode::Plain if self.t.suspend == Some(true) => "TrainJob spec.suspend is true".to_string(),
+                Mode::Plain if self.t.suspend == Some(true) => {
+                    "TrainJob spec.suspend is true".to_string()
+                }
                 Mode::Plain => with_words(
                     "TrainJob Suspended",
-                    &self.conds().get("Suspended").map(|c| c.words()).unwrap_or_default(),
+                    &self
+                        .conds()
+                        .get("Suspended")
+                        .map(|c| c.words())
+                        .unwrap_or_default(),
                 ),
                 Mode::Kueue => "Workload spec.active is false".to_string(),
             };
@@ -666,10 +751,17 @@ impl<'s, 'a> Selection<'s, 'a> {
                 match w.conditions.get("QuotaReserved") {
                     Some(q) if !q.is_true() => note(
                         "S6",
-                        with_words(&format!("Workload QuotaReserved={}", q.status.unwrap_or("")), &q.words()),
+                        with_words(
+                            &format!("Workload QuotaReserved={}", q.status.unwrap_or("")),
+                            &q.words(),
+                        ),
                     ),
                     Some(_) => {
-                        for check in w.admission_checks.iter().filter(|c| c.state != Some("Ready")) {
+                        for check in w
+                            .admission_checks
+                            .iter()
+                            .filter(|c| c.state != Some("Ready"))
+                        {
                             let mut text = format!("admission check {}", check.name.unwrap_or(""));
                             if let Some(s) = check.state {
                                 text.push(' ');
@@ -685,7 +777,11 @@ impl<'s, 'a> Selection<'s, 'a> {
                     None => {}
                 }
             }
-            if let Some(r) = w.conditions.get("Requeued").filter(|c| c.status == Some("False")) {
+            if let Some(r) = w
+                .conditions
+                .get("Requeued")
+                .filter(|c| c.status == Some("False"))
+            {
                 note("S7", with_words("Workload Requeued=False", &r.words()));
             }
         }
@@ -701,7 +797,10 @@ impl<'s, 'a> Selection<'s, 'a> {
             note("S9", format!("JobSet restarts: {n}"));
         }
         if active {
-            let mut stalls = self.current().filter(|p| !p.captured).filter_map(|p| pod_stall(p.pod));
+            let mut stalls = self
+                .current()
+                .filter(|p| !p.captured)
+                .filter_map(|p| pod_stall(p.pod));
             let mut shown = 0;
             for text in stalls.by_ref().take(3) {
                 note("S10", text);
@@ -715,7 +814,10 @@ impl<'s, 'a> Selection<'s, 'a> {
         if self.execution.is_some() {
             let outside = self.live().filter(|p| !self.in_current(p)).count();
             if outside > 0 {
-                note("S11", format!("live pods outside the current execution: {outside}"));
+                note(
+                    "S11",
+                    format!("live pods outside the current execution: {outside}"),
+                );
             }
         }
         notes
@@ -725,14 +827,26 @@ impl<'s, 'a> Selection<'s, 'a> {
 /// S10 for one pod: the first reason it is stalled, if any.
 fn pod_stall(pod: &Pod<'_>) -> Option<String> {
     let name = pod.meta.name;
-    if let Some(c) = pod.conditions.get("PodScheduled").filter(|c| c.status == Some("False")) {
-        return Some(with_words(&format!("pod {name} PodScheduled=False"), &c.words()));
+    if let Some(c) = pod
+        .conditions
+        .get("PodScheduled")
+        .filter(|c| c.status == Some("False"))
+    {
+        return Some(with_words(
+            &format!("pod {name} PodScheduled=False"),
+            &c.words(),
+        ));
     }
     if !pod.scheduling_gates.is_empty() {
-        return Some(format!("pod {name} scheduling gated by {}", pod.scheduling_gates.join(", ")));
+        return Some(format!(
+            "pod {name} scheduling gated by {}",
+            pod.scheduling_gates.join(", ")
+        ));
     }
     if let Some(w) = pod.node_container.as_ref().and_then(|c| c.waiting.as_ref()) {
-        if w.reason.is_some_and(|r| r != "ContainerCreating" && r != "PodInitializing") {
+        if w.reason
+            .is_some_and(|r| r != "ContainerCreating" && r != "PodInitializing")
+        {
             return Some(with_words(
                 &format!("pod {name} node container waiting"),
                 &crate::model::words(w.reason, w.message),
@@ -769,10 +883,19 @@ struct Decision {
 }
 
 fn join_detail(parts: impl IntoIterator<Item = String>) -> String {
-    parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("; ")
+    parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
-fn observe(sel: &Selection<'_, '_>, d: &Decision, foreign: &[NoteTrace], situation: &[NoteTrace]) -> Observation {
+fn observe(
+    sel: &Selection<'_, '_>,
+    d: &Decision,
+    foreign: &[NoteTrace],
+    situation: &[NoteTrace],
+) -> Observation {
     let t = &sel.t.meta;
     let (job, submission) = job_and_submission(t.name, t.label(JOB_ID), t.label(SUBMISSION));
     let hold = sel.hold();
@@ -812,7 +935,8 @@ struct Orphan<'s, 'a> {
 }
 
 fn orphan_observation(o: &Orphan<'_, '_>) -> Observation {
-    let (job, submission) = job_and_submission(o.name, o.meta.label(JOB_ID), o.meta.label(SUBMISSION));
+    let (job, submission) =
+        job_and_submission(o.name, o.meta.label(JOB_ID), o.meta.label(SUBMISSION));
     let mut detail = format!("{} {} has no live TrainJob", o.kind, o.meta.name);
     if let Some(uid) = o.meta.trainjob_owners().next().and_then(|r| r.uid) {
         detail.push_str(&format!(" of UID {uid}"));
@@ -874,11 +998,16 @@ fn order(a: &Observation, b: &Observation) -> std::cmp::Ordering {
         .then_with(|| a.object.name.as_bytes().cmp(b.object.name.as_bytes()))
 }
 
-fn orphans<'s, 'a>(snap: &'s Snapshot<'a>, ix: &Index<'s, 'a>, read_pods: &[bool]) -> Vec<Orphan<'s, 'a>> {
+fn orphans<'s, 'a>(
+    snap: &'s Snapshot<'a>,
+    ix: &Index<'s, 'a>,
+    read_pods: &[bool],
+) -> Vec<Orphan<'s, 'a>> {
     let mut out = Vec::new();
     let gone = |meta: &crate::model::Meta<'a>| {
         let mut owners = meta.trainjob_owners().peekable();
-        owners.peek().is_some() && owners.all(|o| o.uid.is_none_or(|u| !ix.trainjob_uids.contains(u)))
+        owners.peek().is_some()
+            && owners.all(|o| o.uid.is_none_or(|u| !ix.trainjob_uids.contains(u)))
     };
     let uids = |meta: &crate::model::Meta<'a>| {
         meta.trainjob_owners()
@@ -892,7 +1021,10 @@ fn orphans<'s, 'a>(snap: &'s Snapshot<'a>, ix: &Index<'s, 'a>, read_pods: &[bool
                 kind: "JobSet",
                 meta: &js.meta,
                 name: js.meta.name,
-                why: format!("owned by TrainJob UID {}, none of which is in the snapshot", uids(&js.meta)),
+                why: format!(
+                    "owned by TrainJob UID {}, none of which is in the snapshot",
+                    uids(&js.meta)
+                ),
             });
         }
     }
@@ -902,7 +1034,10 @@ fn orphans<'s, 'a>(snap: &'s Snapshot<'a>, ix: &Index<'s, 'a>, read_pods: &[bool
                 kind: "TrainingRuntime",
                 meta: &rt.meta,
                 name: rt.meta.name,
-                why: format!("a runtime copy owned by TrainJob UID {}, none of which is in the snapshot", uids(&rt.meta)),
+                why: format!(
+                    "a runtime copy owned by TrainJob UID {}, none of which is in the snapshot",
+                    uids(&rt.meta)
+                ),
             });
         }
     }
@@ -970,7 +1105,10 @@ fn condition_fact(owner: &str, conds: &Conditions<'_>, kind: &str) -> String {
     match conds.get(kind) {
         None => format!("{owner} condition {kind}: absent"),
         Some(c) => {
-            let mut s = format!("{owner} condition {kind}: status={}", c.status.unwrap_or(""));
+            let mut s = format!(
+                "{owner} condition {kind}: status={}",
+                c.status.unwrap_or("")
+            );
             if let Some(r) = c.reason {
                 s.push_str(&format!(", reason={r}"));
             }
@@ -989,7 +1127,12 @@ fn opt_fact(what: &str, v: Option<impl std::fmt::Display>) -> String {
     }
 }
 
-fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situation: Vec<NoteTrace>) -> Trace {
+fn trace(
+    sel: &Selection<'_, '_>,
+    d: &Decision,
+    foreign: Vec<NoteTrace>,
+    situation: Vec<NoteTrace>,
+) -> Trace {
     let t = sel.t;
     let kueue = sel.mode == Mode::Kueue;
     let verdict = |n: u8| match n.cmp(&d.rule) {
@@ -998,7 +1141,10 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
         std::cmp::Ordering::Greater => Verdict::NotReached,
     };
     let workload_fact = || match sel.workload {
-        Some(w) => format!("Workload: {} (labelled {JOB_UID}={})", w.meta.name, t.meta.uid),
+        Some(w) => format!(
+            "Workload: {} (labelled {JOB_UID}={})",
+            w.meta.name, t.meta.uid
+        ),
         None => format!("Workload: none labelled {JOB_UID}={}", t.meta.uid),
     };
     let mut rules = Vec::new();
@@ -1019,8 +1165,14 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
         name: "Gated".into(),
         verdict: verdict(3),
         facts: vec![
-            opt_fact(&format!("TrainJob annotation {ADMISSION_GATED_BY}"), t.meta.annotation(ADMISSION_GATED_BY)),
-            format!("dispatch's gate {OPEN_GATE} among the entries: {}", sel.gated()),
+            opt_fact(
+                &format!("TrainJob annotation {ADMISSION_GATED_BY}"),
+                t.meta.annotation(ADMISSION_GATED_BY),
+            ),
+            format!(
+                "dispatch's gate {OPEN_GATE} among the entries: {}",
+                sel.gated()
+            ),
         ],
     });
     let mut hold_facts = Vec::new();
@@ -1028,7 +1180,10 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
         None => hold_facts.push("held object: the Workload, which does not exist".to_string()),
         Some((kind, value)) => {
             hold_facts.push(format!("held object: the {kind}"));
-            hold_facts.push(opt_fact(&format!("{kind} annotation {HOLD_INSTANCE}"), value));
+            hold_facts.push(opt_fact(
+                &format!("{kind} annotation {HOLD_INSTANCE}"),
+                value,
+            ));
             if let Some(v) = value {
                 hold_facts.push(match counter(v, 1) {
                     Some(n) => format!("a counter of 1 or more: yes, hold instance {n}"),
@@ -1091,28 +1246,57 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
     let failed_reason = || {
         format!(
             "Failed reason: {}",
-            t.conditions.get("Failed").and_then(|c| c.reason).unwrap_or("(absent)")
+            t.conditions
+                .get("Failed")
+                .and_then(|c| c.reason)
+                .unwrap_or("(absent)")
         )
     };
     let (id, name, facts) = match d.cause_rule {
-        CauseRule::Complete => ("1", "completed", vec![condition_fact("TrainJob", &t.conditions, "Complete")]),
-        CauseRule::FailedEvidence => ("2/pod-evidence", "FailedJobs, ReachedMaxRestarts or FailJobSetFailurePolicyAction: the pod evidence", {
-            let mut f = vec![failed_reason()];
-            f.extend(finding_facts());
-            f
-        }),
+        CauseRule::Complete => (
+            "1",
+            "completed",
+            vec![condition_fact("TrainJob", &t.conditions, "Complete")],
+        ),
+        CauseRule::FailedEvidence => (
+            "2/pod-evidence",
+            "FailedJobs, ReachedMaxRestarts or FailJobSetFailurePolicyAction: the pod evidence",
+            {
+                let mut f = vec![failed_reason()];
+                f.extend(finding_facts());
+                f
+            },
+        ),
         CauseRule::FailedNoEvidence => ("2/no-evidence", "the same reasons, with no finding", {
             let mut f = vec![failed_reason()];
             f.extend(finding_facts());
             f
         }),
-        CauseRule::FailedDeadline => ("2/DeadlineExceeded", "DeadlineExceeded", vec![failed_reason()]),
-        CauseRule::FailedRuntime => ("2/TrainingRuntimeNotSupported", "TrainingRuntimeNotSupported", vec![failed_reason()]),
+        CauseRule::FailedDeadline => (
+            "2/DeadlineExceeded",
+            "DeadlineExceeded",
+            vec![failed_reason()],
+        ),
+        CauseRule::FailedRuntime => (
+            "2/TrainingRuntimeNotSupported",
+            "TrainingRuntimeNotSupported",
+            vec![failed_reason()],
+        ),
         CauseRule::FailedOther => ("2/other", "any other reason", vec![failed_reason()]),
         CauseRule::None => ("none", "no cause for this state", Vec::new()),
         CauseRule::PodEvidence => ("6a", "pod evidence", finding_facts()),
         CauseRule::LostNode => ("6b", "a lost node", vec![d.cause.detail.clone()]),
-        CauseRule::Eviction => ("6c", "a Kueue eviction", vec![condition_fact("Workload", &sel.workload.map(|w| w.conditions.clone()).unwrap_or_default(), "Evicted")]),
+        CauseRule::Eviction => (
+            "6c",
+            "a Kueue eviction",
+            vec![condition_fact(
+                "Workload",
+                &sel.workload
+                    .map(|w| w.conditions.clone())
+                    .unwrap_or_default(),
+                "Evicted",
+            )],
+        ),
         CauseRule::Otherwise => ("6d", "otherwise none", {
             let mut f = finding_facts();
             f.push(if d.state != State::Running {
@@ -1123,7 +1307,13 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
                 "b: every Node of a live current pod is Ready (or not in the dump)".to_string()
             });
             if kueue {
-                f.push(condition_fact("Workload", &sel.workload.map(|w| w.conditions.clone()).unwrap_or_default(), "Evicted"));
+                f.push(condition_fact(
+                    "Workload",
+                    &sel.workload
+                        .map(|w| w.conditions.clone())
+                        .unwrap_or_default(),
+                    "Evicted",
+                ));
             }
             f
         }),
@@ -1141,7 +1331,11 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
             verdict: Verdict::Matched,
             facts: {
                 let mut f = vec![format!("rule {} left the cause at none", cause.id)];
-                f.extend(sel.unknown_conditions().into_iter().map(|c| format!("True and not known: {c}")));
+                f.extend(
+                    sel.unknown_conditions()
+                        .into_iter()
+                        .map(|c| format!("True and not known: {c}")),
+                );
                 f
             },
         };
@@ -1168,13 +1362,27 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
                 let counters = p.counters();
                 let in_current = sel.in_current(p);
                 let why = match (counters, sel.execution) {
-                    (Some((a, j)), _) if in_current => format!("counted: A={a} J={j} R={}, the current execution", a + j),
-                    (Some((a, j)), _) => format!("counted: A={a} J={j} R={}, an older execution", a + j),
-                    (None, None) => "not counted (no pod counts, so every pod is read as current)".to_string(),
-                    (None, Some(_)) => match (a.and_then(|v| counter(v, 0)), j.and_then(|v| counter(v, 0))) {
-                        (None, _) => format!("not counted: admission annotation {} is not a counter", a.map_or("absent".to_string(), |v| format!("{v:?}"))),
-                        _ => format!("not counted: restart-attempt label {} is not a counter", j.map_or("absent".to_string(), |v| format!("{v:?}"))),
-                    },
+                    (Some((a, j)), _) if in_current => {
+                        format!("counted: A={a} J={j} R={}, the current execution", a + j)
+                    }
+                    (Some((a, j)), _) => {
+                        format!("counted: A={a} J={j} R={}, an older execution", a + j)
+                    }
+                    (None, None) => {
+                        "not counted (no pod counts, so every pod is read as current)".to_string()
+                    }
+                    (None, Some(_)) => {
+                        match (a.and_then(|v| counter(v, 0)), j.and_then(|v| counter(v, 0))) {
+                            (None, _) => format!(
+                                "not counted: admission annotation {} is not a counter",
+                                a.map_or("absent".to_string(), |v| format!("{v:?}"))
+                            ),
+                            _ => format!(
+                                "not counted: restart-attempt label {} is not a counter",
+                                j.map_or("absent".to_string(), |v| format!("{v:?}"))
+                            ),
+                        }
+                    }
                 };
                 ExecutionPod {
                     pod: p.pod.meta.name.to_string(),
@@ -1189,7 +1397,10 @@ fn trace(sel: &Selection<'_, '_>, d: &Decision, foreign: Vec<NoteTrace>, situati
             })
             .collect(),
     };
-    let winner_counts = matches!(d.cause_rule, CauseRule::FailedEvidence | CauseRule::PodEvidence);
+    let winner_counts = matches!(
+        d.cause_rule,
+        CauseRule::FailedEvidence | CauseRule::PodEvidence
+    );
     let findings = sel
         .findings
         .iter()

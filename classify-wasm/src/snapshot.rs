@@ -33,7 +33,9 @@ impl std::str::FromStr for Mode {
         match s {
             "plain" => Ok(Mode::Plain),
             "kueue" => Ok(Mode::Kueue),
-            other => Err(format!("unknown mode \"{other}\": expected \"plain\" or \"kueue\"")),
+            other => Err(format!(
+                "unknown mode \"{other}\": expected \"plain\" or \"kueue\""
+            )),
         }
     }
 }
@@ -199,10 +201,10 @@ impl<'a> Snapshot<'a> {
             if let Some(m) = field(doc, "mode") {
                 let text = model::string(doc, "mode")?;
                 if let Some(text) = text {
-                    declared_mode = Some(text.parse::<Mode>().map_err(|message| ReadError {
-                        at: m.at,
-                        message,
-                    })?);
+                    declared_mode = Some(
+                        text.parse::<Mode>()
+                            .map_err(|message| ReadError { at: m.at, message })?,
+                    );
                 }
             }
             declared_nodes = model::boolean(doc, "nodesReadable")?;
@@ -256,4 +258,3 @@ fn check(kind: &str, item: &Node<'_>) -> Read<()> {
         _ => KubeNode::read(item).map(drop),
     }
 }
-

@@ -88,7 +88,11 @@ impl Time {
             }
             // Digits past the ninth are dropped.
             for i in 0..9 {
-                nanos = nanos * 10 + fraction.get(i).filter(|_| i < len).map_or(0, |d| u32::from(d - b'0'));
+                nanos = nanos * 10
+                    + fraction
+                        .get(i)
+                        .filter(|_| i < len)
+                        .map_or(0, |d| u32::from(d - b'0'));
             }
             rest = &fraction[len..];
         }

@@ -170,7 +170,9 @@ mod json {
                 Some(b't') => self.literal("true", Value::Bool(true))?,
                 Some(b'f') => self.literal("false", Value::Bool(false))?,
                 Some(b'n') => self.literal("null", Value::Null)?,
-                Some(_) => return Err(self.err(format!("expected a value, found {}", self.found()))),
+                Some(_) => {
+                    return Err(self.err(format!("expected a value, found {}", self.found())))
+                }
             };
             Ok(Node { at, value })
         }
@@ -212,7 +214,9 @@ mod json {
                 let key = self.string()?;
                 self.skip_ws();
                 if self.bytes.get(self.i) != Some(&b':') {
-                    return Err(self.err(format!("expected ':' after a key, found {}", self.found())));
+                    return Err(
+                        self.err(format!("expected ':' after a key, found {}", self.found()))
+                    );
                 }
                 self.i += 1;
                 self.skip_ws();
@@ -391,7 +395,8 @@ mod json {
             } else {
                 high
             };
-            char::from_u32(code).ok_or_else(|| self.err_at(esc, "unpaired surrogate in a \\u escape"))
+            char::from_u32(code)
+                .ok_or_else(|| self.err_at(esc, "unpaired surrogate in a \\u escape"))
         }
     }
 }
@@ -473,7 +478,13 @@ mod yaml {
                     if alias_nodes > MAX_ALIAS_NODES {
                         return Err(error(&span, "aliases expand to too many nodes"));
                     }
-                    Some((0, Node { at, value: node.value }))
+                    Some((
+                        0,
+                        Node {
+                            at,
+                            value: node.value,
+                        },
+                    ))
                 }
                 Event::Scalar(text, style, anchor, tag) => {
                     let tag_suffix = tag.as_ref().map(|t| t.suffix.as_str());
@@ -490,7 +501,10 @@ mod yaml {
                 }
                 Event::SequenceStart(anchor, _) => {
                     if stack.len() >= MAX_DEPTH {
-                        return Err(error(&span, format!("nested more than {MAX_DEPTH} levels deep")));
+                        return Err(error(
+                            &span,
+                            format!("nested more than {MAX_DEPTH} levels deep"),
+                        ));
                     }
                     stack.push(Frame::Seq {
                         at,
@@ -501,7 +515,10 @@ mod yaml {
                 }
                 Event::MappingStart(anchor, _) => {
                     if stack.len() >= MAX_DEPTH {
-                        return Err(error(&span, format!("nested more than {MAX_DEPTH} levels deep")));
+                        return Err(error(
+                            &span,
+                            format!("nested more than {MAX_DEPTH} levels deep"),
+                        ));
                     }
                     stack.push(Frame::Map {
                         at,
@@ -523,7 +540,10 @@ mod yaml {
                 },
                 Event::MappingEnd => match stack.pop() {
                     Some(Frame::Map {
-                        at, anchor, entries, ..
+                        at,
+                        anchor,
+                        entries,
+                        ..
                     }) => Some((
                         anchor,
                         Node {

@@ -39,7 +39,7 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{source_name}: {error}")]
+    #[error("{source_name}:{error}")]
     Input {
         source_name: String,
         error: classify_wasm::InputError,
