@@ -379,13 +379,18 @@ async fn resource(
             return bad_request("watch of a single object by path is not supported; use fieldSelector=metadata.name=<name>");
         }
         let ns = namespace.unwrap_or_default();
+        // The API server names the resource `pods` or `trainjobs.trainer.kubeflow.org`.
+        let resource = if kind.group().is_empty() {
+            kind.plural().to_string()
+        } else {
+            format!("{}.{}", kind.plural(), kind.group())
+        };
         return match emu.get(kind, &ns, &name) {
             Some(obj) => ok(&obj),
             None => status(
                 StatusCode::NOT_FOUND,
                 "NotFound",
-                &format!("{}.{} \"{name}\" not found", kind.plural(), kind.group())
-                    .replace(". \"", " \""),
+                &format!("{resource} \"{name}\" not found"),
                 Some(json!({"name": name, "group": kind.group(), "kind": kind.plural()})),
             ),
         };

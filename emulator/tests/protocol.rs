@@ -75,6 +75,7 @@ async fn list_get_and_resource_versions() {
         Err(kube::Error::Api(s)) => {
             assert_eq!(s.code, 404);
             assert_eq!(s.reason, "NotFound");
+            assert_eq!(s.message, "pods \"nope\" not found");
         }
         other => panic!("expected 404, got {other:?}"),
     }
@@ -539,4 +540,46 @@ async fn expire_ends_watches_cleanly_and_drop_cuts_them() {
     let body = raw_watch_until_closed(&emu, server.addr(), Emulator::drop_connections).await;
     assert!(body.contains("\"type\":\"ADDED\""), "{body}");
     assert!(!body.ends_with("0\r\n\r\n"), "{body:?}");
+}
+
+#[tokio::test]
+async fn streaming_list_and_single_object_watch() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "a", json!({}))).unwrap();
+    emu.create(pod("team-a", "b", json!({}))).unwrap();
+    let (_server, client) = serve(&emu).await;
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+
+    // sendInitialEvents: initial ADDED events, then the initial-events-end
+    // bookmark, which kube's watcher turns into InitDone.
+    let mut w = watcher(pods.clone(), watcher::Config::default().streaming_lists()).boxed();
+    assert!(matches!(next(&mut w).await, watcher::Event::Init));
+    assert!(matches!(next(&mut w).await, watcher::Event::InitApply(_)));
+    assert!(matches!(next(&mut w).await, watcher::Event::InitApply(_)));
+    assert!(matches!(next(&mut w).await, watcher::Event::InitDone));
+
+    // kube watches one object with fieldSelector=metadata.name=<name>.
+    let mut one = kube::runtime::watcher::watch_object(pods, "b").boxed();
+    let first = tokio::time::timeout(Duration::from_secs(5), one.next())
+        .await
+        .unwrap();
+    assert_eq!(
+        first.unwrap().unwrap().unwrap().metadata.name.as_deref(),
+        Some("b")
+    );
+    emu.patch_status(Kind::Pod, "team-a", "a", json!({"phase": "Running"}))
+        .unwrap();
+    emu.patch_status(Kind::Pod, "team-a", "b", json!({"phase": "Running"}))
+        .unwrap();
+    let changed = tokio::time::timeout(Duration::from_secs(5), one.next())
+        .await
+        .unwrap();
+    let changed = changed.unwrap().unwrap().unwrap();
+    assert_eq!(changed.metadata.name.as_deref(), Some("b"));
+    assert_eq!(changed.status.unwrap().phase.as_deref(), Some("Running"));
+    emu.delete(Kind::Pod, "team-a", "b").unwrap();
+    let gone = tokio::time::timeout(Duration::from_secs(5), one.next())
+        .await
+        .unwrap();
+    assert!(gone.unwrap().unwrap().is_none());
 }
