@@ -4,3 +4,4 @@
 #![forbid(unsafe_code)]
 
 pub mod classify_cmd;
+pub mod serve;

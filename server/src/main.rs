@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use dispatch_dash::classify_cmd::{self, ClassifyArgs};
+use dispatch_dash::serve::{self, ServeArgs};
 
 #[derive(Parser)]
 #[command(
@@ -24,17 +25,32 @@ struct Cli {
 enum Command {
     /// Classify a snapshot or a kubectl dump (JSON or YAML) from a file or stdin.
     Classify(ClassifyArgs),
+    /// Watch a cluster (or an embedded, simulated one) and serve
+    /// classifications over HTTP and server-sent events.
+    Serve(ServeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Classify(args) => classify_cmd::main(args),
+        Command::Serve(args) => {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => return fail(anyhow::Error::new(e).context("starting the runtime")),
+            };
+            match runtime.block_on(serve::run(args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(anyhow::Error::new(e).context("dispatch-dash serve")),
+            }
+        }
     }
 }
 
 /// Reports an unexpected failure (not bad input) and exits 1.
-#[allow(dead_code)]
 fn fail(e: anyhow::Error) -> ExitCode {
     eprintln!("error: {e:#}");
     ExitCode::FAILURE

@@ -1,0 +1,497 @@
+//! The hub: shared state between the watch loops, the store and the HTTP
+//! side. It applies batches of watch events to the store, turns what changed
+//! into `change` frames for the namespace streams, re-classifies the jobs
+//! that changed, and tells job watchers.
+//!
+//! Lock order, to stay deadlock-free: `streams`, then `store`, then
+//! `observations`. No lock is held across an `.await`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use classify_wasm::{Mode, Observation};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use super::metrics::Metrics;
+use super::projection::ObjectKind;
+use super::store::{CapturedPod, Delta, JobKey, Store, StoreLimits, WatchEvent};
+use super::view::{self, SnapshotHeader};
+
+/// How many `change` frames each namespace keeps for `Last-Event-ID` resumes.
+const RING_FRAMES: usize = 1024;
+/// How many frames a slow SSE client may fall behind before it is dropped.
+const CLIENT_BACKLOG: usize = 256;
+
+/// One server-sent event, encoded once and shared by every client.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The event id.
+    pub id: u64,
+    /// The whole event, `id:`, `event:` and `data:` lines included.
+    pub bytes: Bytes,
+    /// When the oldest watch event in it arrived.
+    pub born: Instant,
+}
+
+/// Encodes one SSE event whose data is a single line of JSON.
+pub fn encode_event(id: Option<u64>, event: &str, data: &str) -> Bytes {
+    let mut out = String::with_capacity(data.len() + 48);
+    if let Some(id) = id {
+        out.push_str("id: ");
+        out.push_str(&id.to_string());
+        out.push('\n');
+    }
+    out.push_str("event: ");
+    out.push_str(event);
+    out.push_str("\ndata: ");
+    out.push_str(data);
+    out.push_str("\n\n");
+    Bytes::from(out)
+}
+
+/// What job watchers hear about.
+#[derive(Debug, Clone)]
+pub enum JobNews {
+    /// These jobs' observations were recomputed.
+    Changed(Arc<BTreeSet<JobKey>>),
+    /// A watch of a kind a job depends on ended in `namespace` (`None`: in
+    /// every namespace).
+    WatchInterrupted(Option<String>),
+}
+
+#[derive(Debug)]
+struct NamespaceStream {
+    /// Frames with an id above `floor` are all in `ring`.
+    floor: u64,
+    ring: VecDeque<Frame>,
+    tx: broadcast::Sender<Frame>,
+    /// The last full snapshot built, by the id it was built at.
+    snapshot: Option<(u64, Bytes)>,
+}
+
+#[derive(Debug)]
+struct Streams {
+    /// The id of the last frame of any namespace. Ids start at the server's
+    /// start time in microseconds, so they keep increasing across restarts
+    /// and an id from an earlier run never resumes by mistake.
+    last_id: u64,
+    by_namespace: HashMap<String, NamespaceStream>,
+}
+
+/// What a `snapshots` subscriber gets: a start, then live frames.
+#[derive(Debug)]
+pub struct Subscription {
+    /// Frames to send first: a `snapshot` event, or the missed `change`
+    /// events of a resume.
+    pub backlog: Vec<Frame>,
+    /// Live frames.
+    pub live: broadcast::Receiver<Frame>,
+}
+
+/// Which namespaces the server watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// These namespaces.
+    Namespaces(Vec<String>),
+    /// Every namespace.
+    All,
+}
+
+/// The shared state of a running server.
+#[derive(Debug)]
+pub struct Hub {
+    mode: Mode,
+    scope: Scope,
+    streams: Mutex<Streams>,
+    store: RwLock<Store>,
+    observations: RwLock<HashMap<JobKey, Arc<Vec<Observation>>>>,
+    news: broadcast::Sender<JobNews>,
+    /// The scopes that must have listed before the server is ready.
+    expected: Vec<(ObjectKind, Option<String>)>,
+    /// Metrics.
+    pub metrics: Metrics,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The kinds watched in each namespace scope.
+pub fn namespaced_kinds(mode: Mode) -> Vec<ObjectKind> {
+    let mut kinds = vec![
+        ObjectKind::TrainJob,
+        ObjectKind::JobSet,
+        ObjectKind::TrainingRuntime,
+        ObjectKind::Pod,
+    ];
+    if mode == Mode::Kueue {
+        kinds.push(ObjectKind::Workload);
+    }
+    kinds
+}
+
+impl Hub {
+    /// A hub with an empty store.
+    pub fn new(mode: Mode, scope: Scope, limits: StoreLimits) -> Self {
+        let scopes: Vec<Option<String>> = match &scope {
+            Scope::Namespaces(list) => list.iter().cloned().map(Some).collect(),
+            Scope::All => vec![None],
+        };
+        let mut expected: Vec<(ObjectKind, Option<String>)> = scopes
+            .iter()
+            .flat_map(|s| {
+                namespaced_kinds(mode)
+                    .into_iter()
+                    .map(move |k| (k, s.clone()))
+            })
+            .collect();
+        expected.push((ObjectKind::Node, None));
+        let start = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0);
+        Hub {
+            mode,
+            scope,
+            streams: Mutex::new(Streams {
+                last_id: start,
+                by_namespace: HashMap::new(),
+            }),
+            store: RwLock::new(Store::new(limits)),
+            observations: RwLock::new(HashMap::new()),
+            news: broadcast::channel(1024).0,
+            expected,
+            metrics: Metrics::default(),
+        }
+    }
+
+    /// The mode classifications run in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The watched scope.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// The scopes each watch loop covers, as `(kind, namespace)`.
+    pub fn watched_scopes(&self) -> &[(ObjectKind, Option<String>)] {
+        &self.expected
+    }
+
+    /// Whether `namespace` is watched.
+    pub fn watches(&self, namespace: &str) -> bool {
+        match &self.scope {
+            Scope::Namespaces(list) => list.iter().any(|n| n == namespace),
+            Scope::All => true,
+        }
+    }
+
+    /// The snapshot header in force now.
+    pub fn header(&self) -> SnapshotHeader {
+        SnapshotHeader {
+            mode: self.mode,
+            nodes_readable: read(&self.store).nodes_readable(),
+        }
+    }
+
+    /// Whether every watch has listed once.
+    pub fn ready(&self) -> bool {
+        read(&self.store).synced(&self.expected)
+    }
+
+    /// Runs `f` with the store read-locked.
+    pub fn with_store<R>(&self, f: impl FnOnce(&Store) -> R) -> R {
+        f(&read(&self.store))
+    }
+
+    /// The namespaces to list: the watched ones, or those seen.
+    pub fn namespaces(&self) -> Vec<String> {
+        match &self.scope {
+            Scope::Namespaces(list) => list.clone(),
+            Scope::All => read(&self.store).namespaces().into_iter().collect(),
+        }
+    }
+
+    /// The latest observations of a job (Find).
+    pub fn find(&self, namespace: &str, job: &str) -> Arc<Vec<Observation>> {
+        read(&self.observations)
+            .get(&(namespace.to_string(), job.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Listens for job news.
+    pub fn subscribe_news(&self) -> broadcast::Receiver<JobNews> {
+        self.news.subscribe()
+    }
+
+    /// Applies a batch of watch events, publishes the changes and
+    /// re-classifies the jobs they touch.
+    pub fn ingest(&self, batch: Vec<WatchEvent>) {
+        let Some(born) = batch.iter().map(|e| e.received).min() else {
+            return;
+        };
+        let (interrupted, dirty) = {
+            let mut streams = lock(&self.streams);
+            let mut store = write(&self.store);
+            let mut deltas = Vec::new();
+            for event in batch {
+                deltas.extend(store.apply(event));
+            }
+            self.metrics
+                .watch_restarts
+                .store(store.watch_restarts(), Ordering::Relaxed);
+            self.metrics
+                .captured_pods
+                .store(store.captured_count() as u64, Ordering::Relaxed);
+            let dirty = store.take_dirty();
+            drop(store);
+            let interrupted: Vec<Option<String>> = deltas
+                .iter()
+                .filter_map(|d| match d {
+                    Delta::WatchInterrupted { kind, scope } if *kind != ObjectKind::Node => {
+                        Some(scope.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            publish_changes(&mut streams, &deltas, born);
+            (interrupted, dirty)
+        };
+        self.reclassify(&dirty);
+        if !dirty.is_empty() {
+            let _ = self.news.send(JobNews::Changed(Arc::new(dirty)));
+        }
+        for scope in interrupted {
+            let _ = self.news.send(JobNews::WatchInterrupted(scope));
+        }
+    }
+
+    fn reclassify(&self, jobs: &BTreeSet<JobKey>) {
+        let header = self.header();
+        for (namespace, job) in jobs {
+            let snapshots = self.with_store(|s| view::job_snapshots(s, header, namespace, job));
+            let observations = match view::classify_snapshots(&snapshots, header, job) {
+                Ok(observations) => observations,
+                Err(e) => {
+                    // The projections are type-checked, so this is a bug;
+                    // keep the last good observations rather than none.
+                    tracing::error!(%namespace, %job, error = %e, "classification failed");
+                    continue;
+                }
+            };
+            let key = (namespace.clone(), job.clone());
+            let mut cache = write(&self.observations);
+            let old = if observations.is_empty() {
+                cache.remove(&key)
+            } else {
+                cache.insert(key, Arc::new(observations.clone()))
+            };
+            drop(cache);
+            self.metrics
+                .replace_observations(old.as_deref().map_or(&[], |v| v), &observations);
+        }
+    }
+
+    /// Subscribes to a namespace's dashboard stream. With `last_event_id`
+    /// inside the ring, the backlog is the missed `change` frames; otherwise
+    /// it is one `snapshot` frame.
+    pub fn subscribe_snapshots(&self, namespace: &str, last_event_id: Option<u64>) -> Subscription {
+        let mut streams = lock(&self.streams);
+        let last_id = streams.last_id;
+        let stream = streams
+            .by_namespace
+            .entry(namespace.to_string())
+            .or_insert_with(|| new_stream(last_id));
+        let live = stream.tx.subscribe();
+        if let Some(resume_from) = last_event_id {
+            if resume_from >= stream.floor && resume_from <= last_id {
+                let backlog = stream
+                    .ring
+                    .iter()
+                    .filter(|f| f.id > resume_from)
+                    .cloned()
+                    .collect();
+                return Subscription { backlog, live };
+            }
+        }
+        let bytes = match &stream.snapshot {
+            Some((id, bytes)) if *id == last_id => bytes.clone(),
+            _ => {
+                let store = read(&self.store);
+                let header = SnapshotHeader {
+                    mode: self.mode,
+                    nodes_readable: store.nodes_readable(),
+                };
+                let text = view::namespace_snapshot(&store, header, namespace);
+                drop(store);
+                let bytes = encode_event(Some(last_id), "snapshot", &text);
+                stream.snapshot = Some((last_id, bytes.clone()));
+                bytes
+            }
+        };
+        Subscription {
+            backlog: vec![Frame {
+                id: last_id,
+                bytes,
+                born: Instant::now(),
+            }],
+            live,
+        }
+    }
+
+    /// The namespace snapshot now (`GET .../snapshot`).
+    pub fn snapshot(&self, namespace: &str) -> String {
+        let store = read(&self.store);
+        let header = SnapshotHeader {
+            mode: self.mode,
+            nodes_readable: store.nodes_readable(),
+        };
+        view::namespace_snapshot(&store, header, namespace)
+    }
+}
+
+fn new_stream(last_id: u64) -> NamespaceStream {
+    NamespaceStream {
+        floor: last_id,
+        ring: VecDeque::new(),
+        tx: broadcast::channel(CLIENT_BACKLOG).0,
+        snapshot: None,
+    }
+}
+
+/// The net effect of a batch on one namespace's stream.
+#[derive(Default)]
+struct NamespaceChange {
+    objects: BTreeMap<(ObjectKind, String), Option<Value>>,
+    deletes: BTreeMap<(ObjectKind, String), Value>,
+    captured: BTreeMap<(String, String), Option<Arc<CapturedPod>>>,
+    nodes_readable: Option<bool>,
+}
+
+impl NamespaceChange {
+    fn to_json(&self) -> Value {
+        let upserts: Vec<Value> = self.objects.values().flatten().cloned().collect();
+        let deletes: Vec<Value> = self
+            .objects
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .filter_map(|(k, _)| self.deletes.get(k).cloned())
+            .collect();
+        let mut captured = Vec::new();
+        let mut dropped = Vec::new();
+        for ((trainjob_uid, pod_uid), entry) in &self.captured {
+            match entry {
+                Some(c) => {
+                    let mut text = String::new();
+                    view::write_captured(&mut text, c);
+                    captured.push(serde_json::from_str(&text).unwrap_or(Value::Null));
+                }
+                None => dropped.push(json!({"trainJobUID": trainjob_uid, "podUID": pod_uid})),
+            }
+        }
+        let mut out = json!({
+            "upserts": upserts,
+            "deletes": deletes,
+            "captured": captured,
+            "capturedDropped": dropped,
+        });
+        if let Some(readable) = self.nodes_readable {
+            out["nodesReadable"] = Value::Bool(readable);
+        }
+        out
+    }
+}
+
+fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
+    let mut changes: BTreeMap<String, NamespaceChange> = BTreeMap::new();
+    // Cluster-scoped changes go to every open namespace stream.
+    let all: Vec<String> = streams.by_namespace.keys().cloned().collect();
+    let targets = |ns: &str| -> Vec<String> {
+        if ns.is_empty() {
+            all.clone()
+        } else {
+            vec![ns.to_string()]
+        }
+    };
+    for delta in deltas {
+        match delta {
+            Delta::Upsert(o) => {
+                for ns in targets(&o.namespace) {
+                    changes
+                        .entry(ns)
+                        .or_default()
+                        .objects
+                        .insert((o.kind, o.name.clone()), Some(o.value()));
+                }
+            }
+            Delta::Delete(o) => {
+                for ns in targets(&o.namespace) {
+                    let change = changes.entry(ns).or_default();
+                    change.objects.insert((o.kind, o.name.clone()), None);
+                    change.deletes.insert(
+                        (o.kind, o.name.clone()),
+                        json!({"kind": o.kind.name(), "namespace": o.namespace, "name": o.name, "uid": o.uid}),
+                    );
+                }
+            }
+            Delta::Captured(c) => {
+                changes
+                    .entry(c.namespace.clone())
+                    .or_default()
+                    .captured
+                    .insert((c.trainjob_uid.clone(), c.pod.uid.clone()), Some(c.clone()));
+            }
+            Delta::CapturedDropped {
+                namespace,
+                trainjob_uid,
+                pod_uid,
+            } => {
+                changes
+                    .entry(namespace.clone())
+                    .or_default()
+                    .captured
+                    .insert((trainjob_uid.clone(), pod_uid.clone()), None);
+            }
+            Delta::NodesReadable(readable) => {
+                for ns in &all {
+                    changes.entry(ns.clone()).or_default().nodes_readable = Some(*readable);
+                }
+            }
+            Delta::WatchInterrupted { .. } => {}
+        }
+    }
+    for (namespace, change) in changes {
+        // Only namespaces someone has subscribed to keep a stream; a later
+        // subscriber starts from a snapshot anyway.
+        let Some(stream) = streams.by_namespace.get_mut(&namespace) else {
+            continue;
+        };
+        streams.last_id += 1;
+        let id = streams.last_id;
+        let frame = Frame {
+            id,
+            bytes: encode_event(Some(id), "change", &change.to_json().to_string()),
+            born,
+        };
+        stream.ring.push_back(frame.clone());
+        while stream.ring.len() > RING_FRAMES {
+            if let Some(evicted) = stream.ring.pop_front() {
+                stream.floor = evicted.id;
+            }
+        }
+        let _ = stream.tx.send(frame);
+    }
+}

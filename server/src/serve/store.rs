@@ -1,0 +1,848 @@
+//! The server's memory of the cluster: projections of every watched object,
+//! the deleted pods' captured evidence, and which TrainJob UID each pod
+//! belonged to.
+//!
+//! Like kube-runtime's reflector, the store is a plain synchronous state
+//! machine: the watch loops ([`super::watch`]) turn the API's lists and
+//! watch events into [`WatchEvent`]s, and [`Store::apply`] folds each one in
+//! and says what changed as [`Delta`]s. Nothing here does IO, so every rule
+//! (capture, the caps, re-lists after a gap, orphans across time) is unit
+//! tested without a cluster.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::projection::{ObjectKind, StoredObject};
+
+/// `(namespace, name)` of an object (namespace `""` for a Node).
+pub type ObjectKey = (String, String);
+/// `(namespace, job)`: one job of CLASSIFICATION.md section 3.1.
+pub type JobKey = (String, String);
+
+/// How many captured pods are kept per TrainJob (section 12).
+pub const CAPTURED_PER_TRAINJOB: usize = 256;
+
+/// What a watch loop saw, for one kind in one scope.
+#[derive(Debug, Clone)]
+pub struct WatchEvent {
+    /// The kind watched.
+    pub kind: ObjectKind,
+    /// The namespace watched, or `None` for all namespaces (and for Nodes).
+    pub scope: Option<String>,
+    /// What happened.
+    pub body: EventBody,
+    /// When the watch loop received it (for the event-to-send latency).
+    pub received: Instant,
+}
+
+/// One step of a watch loop.
+#[derive(Debug, Clone)]
+pub enum EventBody {
+    /// A (re-)list begins: the pages that follow replace the scope's objects.
+    ListStarted,
+    /// One page of the list.
+    ListPage(Vec<StoredObject>),
+    /// The list is complete: objects of the scope missing from it are gone.
+    ListDone,
+    /// An object was added or modified.
+    Upserted(StoredObject),
+    /// An object was deleted; this is its last state.
+    Deleted(StoredObject),
+    /// The watch stream ended (expired, dropped, or `410 Gone`).
+    WatchEnded,
+    /// The list was refused with `403 Forbidden`.
+    Forbidden,
+}
+
+/// A deleted pod's last state, kept against the TrainJob it was read for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapturedPod {
+    /// The UID of the TrainJob the pod is evidence for.
+    pub trainjob_uid: String,
+    /// The TrainJob's namespace.
+    pub namespace: String,
+    /// The pod's last known state.
+    pub pod: Arc<StoredObject>,
+    /// The pod vanished while the watch was down: this is its last state the
+    /// server saw, not the state it was deleted in.
+    pub across_gap: bool,
+}
+
+/// What an applied event changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    /// An object was added or changed.
+    Upsert(Arc<StoredObject>),
+    /// An object is gone.
+    Delete(Arc<StoredObject>),
+    /// A deleted pod was captured.
+    Captured(Arc<CapturedPod>),
+    /// A captured pod was dropped (a cap, or its TrainJob is gone).
+    CapturedDropped {
+        /// The TrainJob's namespace.
+        namespace: String,
+        /// The TrainJob's UID.
+        trainjob_uid: String,
+        /// The dropped pod's UID.
+        pod_uid: String,
+    },
+    /// A watch of `kind` in `scope` ended; streams that depend on it close.
+    WatchInterrupted {
+        /// The kind whose watch ended.
+        kind: ObjectKind,
+        /// Its scope.
+        scope: Option<String>,
+    },
+    /// Whether Nodes can be read changed.
+    NodesReadable(bool),
+}
+
+/// The indexes that let one job's objects be found without a scan.
+#[derive(Debug, Default)]
+pub(super) struct Index {
+    /// Objects (not Workloads or Nodes) by the job their own name and labels
+    /// give (section 3.1).
+    pub members: HashMap<JobKey, BTreeSet<(ObjectKind, String)>>,
+    /// Pod names by `(namespace, jobset-name label)`.
+    pub pods_by_jobset_name: HashMap<ObjectKey, BTreeSet<String>>,
+    /// Pod names by `(namespace, job-id, submission)`.
+    pub pods_by_labels: HashMap<(String, String, String), BTreeSet<String>>,
+    /// TrainJob names by `(namespace, job-id, submission)`.
+    pub trainjobs_by_labels: HashMap<(String, String, String), BTreeSet<String>>,
+    /// Workloads by their `kueue.x-k8s.io/job-uid` label.
+    pub workloads_by_job_uid: HashMap<String, BTreeSet<ObjectKey>>,
+    /// Pods by `spec.nodeName`.
+    pub pods_by_node: HashMap<String, BTreeSet<ObjectKey>>,
+}
+
+fn add<K: std::hash::Hash + Eq, V: Ord>(map: &mut HashMap<K, BTreeSet<V>>, key: K, value: V) {
+    map.entry(key).or_default().insert(value);
+}
+
+fn remove<K: std::hash::Hash + Eq, V: Ord>(map: &mut HashMap<K, BTreeSet<V>>, key: K, value: &V) {
+    if let Some(set) = map.get_mut(&key) {
+        set.remove(value);
+        if set.is_empty() {
+            map.remove(&key);
+        }
+    }
+}
+
+/// The job an object belongs to by its own name and labels (section 3.1);
+/// `None` for Workloads and Nodes, which belong to jobs through others.
+pub fn own_job(object: &StoredObject) -> Option<String> {
+    let name = match object.kind {
+        ObjectKind::TrainJob | ObjectKind::JobSet | ObjectKind::TrainingRuntime => &object.name,
+        ObjectKind::Pod => object.jobset_name.as_ref().unwrap_or(&object.name),
+        ObjectKind::Workload | ObjectKind::Node => return None,
+    };
+    let submission = match object.kind {
+        ObjectKind::TrainJob | ObjectKind::Pod => object.submission.as_deref(),
+        _ => None,
+    };
+    Some(classify_wasm::job_and_submission(name, object.job_id.as_deref(), submission).0)
+}
+
+/// Whether section 4 reads `pod` for `trainjob`.
+pub fn selects(trainjob: &StoredObject, pod: &StoredObject) -> bool {
+    if trainjob.namespace != pod.namespace {
+        return false;
+    }
+    let by_labels = trainjob.job_id.is_some()
+        && trainjob.submission.is_some()
+        && pod.job_id == trainjob.job_id
+        && pod.submission == trainjob.submission;
+    by_labels || pod.jobset_name.as_deref() == Some(trainjob.name.as_str())
+}
+
+/// Tunables of a [`Store`].
+#[derive(Debug, Clone, Copy)]
+pub struct StoreLimits {
+    /// Captured pods kept per TrainJob.
+    pub captured_per_trainjob: usize,
+    /// Captured pods kept in all; the oldest go first.
+    pub captured_total: usize,
+}
+
+impl Default for StoreLimits {
+    fn default() -> Self {
+        StoreLimits {
+            captured_per_trainjob: CAPTURED_PER_TRAINJOB,
+            captured_total: 50_000,
+        }
+    }
+}
+
+/// The server's memory of the cluster. See the module docs.
+#[derive(Debug)]
+pub struct Store {
+    limits: StoreLimits,
+    pub(super) objects: HashMap<ObjectKind, BTreeMap<ObjectKey, Arc<StoredObject>>>,
+    /// Lists in progress, by kind and scope.
+    relists: HashMap<(ObjectKind, Option<String>), Vec<StoredObject>>,
+    /// Scopes whose first list has completed.
+    synced: HashSet<(ObjectKind, Option<String>)>,
+    /// Captured pods by TrainJob UID, oldest first.
+    captured: HashMap<String, VecDeque<(u64, Arc<CapturedPod>)>>,
+    /// Every captured pod by capture order, for the global cap.
+    capture_order: BTreeMap<u64, (String, String)>,
+    next_capture: u64,
+    /// The TrainJob UID each pod (by UID) belonged to when the server first
+    /// saw it read for one. A pod whose TrainJob is gone stays an orphan.
+    pod_owner: HashMap<String, String>,
+    /// Live TrainJobs by UID.
+    pub(super) trainjobs_by_uid: HashMap<String, ObjectKey>,
+    pub(super) index: Index,
+    nodes_readable: bool,
+    watch_restarts: u64,
+    /// Jobs whose observations may have changed since the last `take_dirty`.
+    dirty: BTreeSet<JobKey>,
+}
+
+impl Store {
+    /// An empty store.
+    pub fn new(limits: StoreLimits) -> Self {
+        Store {
+            limits,
+            objects: HashMap::new(),
+            relists: HashMap::new(),
+            synced: HashSet::new(),
+            captured: HashMap::new(),
+            capture_order: BTreeMap::new(),
+            next_capture: 0,
+            pod_owner: HashMap::new(),
+            trainjobs_by_uid: HashMap::new(),
+            index: Index::default(),
+            nodes_readable: true,
+            watch_restarts: 0,
+            dirty: BTreeSet::new(),
+        }
+    }
+
+    /// Folds one watch event in; returns what changed.
+    pub fn apply(&mut self, event: WatchEvent) -> Vec<Delta> {
+        let mut deltas = Vec::new();
+        let scope_key = (event.kind, event.scope.clone());
+        match event.body {
+            EventBody::ListStarted => {
+                self.relists.insert(scope_key, Vec::new());
+            }
+            EventBody::ListPage(page) => self.relists.entry(scope_key).or_default().extend(page),
+            EventBody::ListDone => {
+                let listed = self.relists.remove(&scope_key).unwrap_or_default();
+                let is_relist = self.synced.contains(&scope_key);
+                let listed_keys: HashSet<ObjectKey> = listed
+                    .iter()
+                    .map(|o| (o.namespace.clone(), o.name.clone()))
+                    .collect();
+                let vanished: Vec<ObjectKey> = self
+                    .objects
+                    .get(&event.kind)
+                    .into_iter()
+                    .flat_map(|m| m.keys())
+                    .filter(|(ns, _)| event.scope.as_ref().is_none_or(|s| s == ns))
+                    .filter(|key| !listed_keys.contains(*key))
+                    .cloned()
+                    .collect();
+                for key in vanished {
+                    // Deleted while the watch was down: the cached state is
+                    // the last the server saw.
+                    self.remove(event.kind, &key, None, is_relist, &mut deltas);
+                }
+                for object in listed {
+                    self.upsert(object, &mut deltas);
+                }
+                self.synced.insert(scope_key);
+                if event.kind == ObjectKind::Node && !self.nodes_readable {
+                    self.nodes_readable = true;
+                    deltas.push(Delta::NodesReadable(true));
+                }
+            }
+            EventBody::Upserted(object) => self.upsert(object, &mut deltas),
+            EventBody::Deleted(object) => {
+                let key = (object.namespace.clone(), object.name.clone());
+                self.remove(event.kind, &key, Some(object), false, &mut deltas);
+            }
+            EventBody::WatchEnded => {
+                self.watch_restarts += 1;
+                deltas.push(Delta::WatchInterrupted {
+                    kind: event.kind,
+                    scope: event.scope,
+                });
+            }
+            EventBody::Forbidden => {
+                self.relists.remove(&scope_key);
+                // A scope that cannot be listed counts as synced: readiness
+                // must not wait for a permission that will not come.
+                self.synced.insert(scope_key);
+                if event.kind == ObjectKind::Node && self.nodes_readable {
+                    self.nodes_readable = false;
+                    deltas.push(Delta::NodesReadable(false));
+                    // Nodes read before the permission went are stale now.
+                    let keys: Vec<ObjectKey> = self
+                        .objects
+                        .get(&ObjectKind::Node)
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default();
+                    for key in keys {
+                        self.remove(ObjectKind::Node, &key, None, false, &mut deltas);
+                    }
+                }
+            }
+        }
+        deltas
+    }
+
+    /// Whether every scope in `expected` has completed its first list.
+    pub fn synced(&self, expected: &[(ObjectKind, Option<String>)]) -> bool {
+        expected.iter().all(|s| self.synced.contains(s))
+    }
+
+    /// Whether Nodes can be read (no `403` on their last list).
+    pub fn nodes_readable(&self) -> bool {
+        self.nodes_readable
+    }
+
+    /// How many watch streams have ended since the start.
+    pub fn watch_restarts(&self) -> u64 {
+        self.watch_restarts
+    }
+
+    /// How many captured pods are held.
+    pub fn captured_count(&self) -> usize {
+        self.capture_order.len()
+    }
+
+    /// The jobs whose observations may have changed since the last call.
+    pub fn take_dirty(&mut self) -> BTreeSet<JobKey> {
+        std::mem::take(&mut self.dirty)
+    }
+
+    /// One stored object.
+    pub fn get(&self, kind: ObjectKind, namespace: &str, name: &str) -> Option<&Arc<StoredObject>> {
+        let namespace = if kind.namespaced() { namespace } else { "" };
+        self.objects
+            .get(&kind)?
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// Every stored object of `kind` in `namespace` (all Nodes for Nodes).
+    pub fn in_namespace<'s>(
+        &'s self,
+        kind: ObjectKind,
+        namespace: &'s str,
+    ) -> impl Iterator<Item = &'s Arc<StoredObject>> + 's {
+        let namespace = if kind.namespaced() { namespace } else { "" };
+        self.objects.get(&kind).into_iter().flat_map(move |m| {
+            m.range((namespace.to_string(), String::new())..)
+                .take_while(move |((ns, _), _)| ns == namespace)
+                .map(|(_, o)| o)
+        })
+    }
+
+    /// The namespaces any stored object lives in.
+    pub fn namespaces(&self) -> BTreeSet<String> {
+        self.objects
+            .iter()
+            .filter(|(k, _)| k.namespaced())
+            .flat_map(|(_, m)| m.keys().map(|(ns, _)| ns.clone()))
+            .collect()
+    }
+
+    /// The captured pods of one TrainJob, oldest first.
+    pub fn captured_for(&self, trainjob_uid: &str) -> impl Iterator<Item = &Arc<CapturedPod>> {
+        self.captured
+            .get(trainjob_uid)
+            .into_iter()
+            .flat_map(|q| q.iter().map(|(_, c)| c))
+    }
+
+    /// Every captured pod whose TrainJob is in `namespace`.
+    pub fn captured_in<'s>(
+        &'s self,
+        namespace: &'s str,
+    ) -> impl Iterator<Item = &'s Arc<CapturedPod>> + 's {
+        self.captured
+            .values()
+            .flat_map(|q| q.iter().map(|(_, c)| c))
+            .filter(move |c| c.namespace == namespace)
+    }
+
+    /// Whether the server knows `object` to belong to a TrainJob that is
+    /// gone, whatever TrainJob of the same name exists now (section 11's
+    /// last paragraph): a pod by the UID it was first read for, a JobSet or
+    /// runtime copy by its TrainJob owner references.
+    pub fn belongs_to_gone_trainjob(&self, object: &StoredObject) -> bool {
+        match object.kind {
+            ObjectKind::Pod => self
+                .pod_owner
+                .get(&object.uid)
+                .is_some_and(|owner| !self.trainjobs_by_uid.contains_key(owner)),
+            ObjectKind::JobSet | ObjectKind::TrainingRuntime => {
+                !object.trainjob_owners.is_empty()
+                    && !object
+                        .trainjob_owners
+                        .iter()
+                        .any(|uid| self.trainjobs_by_uid.contains_key(uid))
+            }
+            _ => false,
+        }
+    }
+
+    /// The TrainJob UID a pod is remembered to belong to.
+    pub fn pod_owner(&self, pod_uid: &str) -> Option<&str> {
+        self.pod_owner.get(pod_uid).map(String::as_str)
+    }
+
+    /// The live TrainJobs in the pod's namespace that section 4 reads it for.
+    pub fn trainjobs_selecting(&self, pod: &StoredObject) -> Vec<Arc<StoredObject>> {
+        let mut found: Vec<Arc<StoredObject>> = Vec::new();
+        if let Some(name) = &pod.jobset_name {
+            if let Some(tj) = self.get(ObjectKind::TrainJob, &pod.namespace, name) {
+                found.push(tj.clone());
+            }
+        }
+        if let (Some(job_id), Some(sub)) = (&pod.job_id, &pod.submission) {
+            let key = (pod.namespace.clone(), job_id.clone(), sub.clone());
+            for name in self
+                .index
+                .trainjobs_by_labels
+                .get(&key)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(tj) = self.get(ObjectKind::TrainJob, &pod.namespace, name) {
+                    if !found.iter().any(|f| f.name == tj.name) {
+                        found.push(tj.clone());
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The live pods section 4 reads for `trainjob`.
+    pub fn pods_selected_by(&self, trainjob: &StoredObject) -> Vec<Arc<StoredObject>> {
+        let ns = &trainjob.namespace;
+        let mut names: BTreeSet<&String> = BTreeSet::new();
+        if let Some(set) = self
+            .index
+            .pods_by_jobset_name
+            .get(&(ns.clone(), trainjob.name.clone()))
+        {
+            names.extend(set);
+        }
+        if let (Some(job_id), Some(sub)) = (&trainjob.job_id, &trainjob.submission) {
+            if let Some(set) =
+                self.index
+                    .pods_by_labels
+                    .get(&(ns.clone(), job_id.clone(), sub.clone()))
+            {
+                names.extend(set);
+            }
+        }
+        names
+            .into_iter()
+            .filter_map(|name| self.get(ObjectKind::Pod, ns, name).cloned())
+            .collect()
+    }
+
+    fn upsert(&mut self, object: StoredObject, deltas: &mut Vec<Delta>) {
+        let kind = object.kind;
+        let key = (object.namespace.clone(), object.name.clone());
+        let object = Arc::new(object);
+        let previous = self
+            .objects
+            .entry(kind)
+            .or_default()
+            .insert(key.clone(), object.clone());
+        if let Some(previous) = &previous {
+            if **previous == *object {
+                return;
+            }
+            self.mark_jobs_of(previous);
+            self.unindex(previous);
+            if kind == ObjectKind::TrainJob && previous.uid != object.uid {
+                // Re-created under the same name while the watch missed the
+                // deletion: the old TrainJob is gone.
+                self.trainjob_gone(previous, deltas);
+            }
+        }
+        self.index(&object);
+        match kind {
+            ObjectKind::TrainJob => {
+                if !object.uid.is_empty() {
+                    self.trainjobs_by_uid.insert(object.uid.clone(), key);
+                }
+                for pod in self.pods_selected_by(&object) {
+                    self.remember_pod_owner(&pod);
+                }
+            }
+            ObjectKind::JobSet => {
+                let pods: Vec<Arc<StoredObject>> = self
+                    .index
+                    .pods_by_jobset_name
+                    .get(&(object.namespace.clone(), object.name.clone()))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| self.get(ObjectKind::Pod, &object.namespace, n).cloned())
+                    .collect();
+                for pod in pods {
+                    self.remember_pod_owner(&pod);
+                }
+            }
+            ObjectKind::Pod => self.remember_pod_owner(&object),
+            _ => {}
+        }
+        self.mark_jobs_of(&object);
+        deltas.push(Delta::Upsert(object));
+    }
+
+    /// Records the TrainJob a pod belongs to, once: its JobSet's TrainJob
+    /// owner when the JobSet is known, else the live TrainJob that reads it.
+    fn remember_pod_owner(&mut self, pod: &StoredObject) {
+        if pod.uid.is_empty() || self.pod_owner.contains_key(&pod.uid) {
+            return;
+        }
+        let from_jobset = pod
+            .jobset_name
+            .as_ref()
+            .and_then(|name| self.get(ObjectKind::JobSet, &pod.namespace, name))
+            .and_then(|jobset| jobset.trainjob_owners.first().cloned());
+        let owner = from_jobset.or_else(|| {
+            self.trainjobs_selecting(pod)
+                .into_iter()
+                .map(|tj| tj.uid.clone())
+                .find(|uid| !uid.is_empty())
+        });
+        if let Some(owner) = owner {
+            self.pod_owner.insert(pod.uid.clone(), owner);
+        }
+    }
+
+    fn remove(
+        &mut self,
+        kind: ObjectKind,
+        key: &ObjectKey,
+        last_state: Option<StoredObject>,
+        across_gap: bool,
+        deltas: &mut Vec<Delta>,
+    ) {
+        let Some(stored) = self.objects.get_mut(&kind).and_then(|m| m.remove(key)) else {
+            return;
+        };
+        self.mark_jobs_of(&stored);
+        self.unindex(&stored);
+        match kind {
+            ObjectKind::Pod => {
+                let last = match last_state {
+                    Some(last) if last.uid == stored.uid => Arc::new(last),
+                    _ => stored.clone(),
+                };
+                self.capture(last, across_gap, deltas);
+                self.pod_owner.remove(&stored.uid);
+            }
+            ObjectKind::TrainJob => {
+                if self.trainjobs_by_uid.get(&stored.uid) == Some(key) {
+                    self.trainjobs_by_uid.remove(&stored.uid);
+                }
+                self.trainjob_gone(&stored, deltas);
+            }
+            _ => {}
+        }
+        deltas.push(Delta::Delete(stored));
+    }
+
+    /// Drops the evidence of a TrainJob that is gone.
+    fn trainjob_gone(&mut self, trainjob: &StoredObject, deltas: &mut Vec<Delta>) {
+        if let Some(queue) = self.captured.remove(&trainjob.uid) {
+            for (seq, captured) in queue {
+                self.capture_order.remove(&seq);
+                deltas.push(Delta::CapturedDropped {
+                    namespace: captured.namespace.clone(),
+                    trainjob_uid: captured.trainjob_uid.clone(),
+                    pod_uid: captured.pod.uid.clone(),
+                });
+            }
+        }
+    }
+
+    /// Keeps a deleted pod's last state against the TrainJob it was read for.
+    fn capture(&mut self, pod: Arc<StoredObject>, across_gap: bool, deltas: &mut Vec<Delta>) {
+        if pod.job_id.is_none() {
+            return;
+        }
+        let trainjobs: Vec<(String, String)> = match self.pod_owner.get(&pod.uid) {
+            Some(owner) => self
+                .trainjobs_by_uid
+                .get(owner)
+                .map(|(ns, _)| vec![(owner.clone(), ns.clone())])
+                .unwrap_or_default(),
+            None => self
+                .trainjobs_selecting(&pod)
+                .into_iter()
+                .filter(|tj| !tj.uid.is_empty())
+                .map(|tj| (tj.uid.clone(), tj.namespace.clone()))
+                .collect(),
+        };
+        for (trainjob_uid, namespace) in trainjobs {
+            let captured = Arc::new(CapturedPod {
+                trainjob_uid: trainjob_uid.clone(),
+                namespace,
+                pod: pod.clone(),
+                across_gap,
+            });
+            let seq = self.next_capture;
+            self.next_capture += 1;
+            let queue = self.captured.entry(trainjob_uid.clone()).or_default();
+            // The same pod captured twice (deleted, re-listed) is kept once.
+            if let Some(at) = queue.iter().position(|(_, c)| c.pod.uid == pod.uid) {
+                if let Some((old_seq, _)) = queue.remove(at) {
+                    self.capture_order.remove(&old_seq);
+                }
+            }
+            queue.push_back((seq, captured.clone()));
+            self.capture_order
+                .insert(seq, (trainjob_uid.clone(), pod.uid.clone()));
+            deltas.push(Delta::Captured(captured));
+            while self
+                .captured
+                .get(&trainjob_uid)
+                .is_some_and(|q| q.len() > self.limits.captured_per_trainjob)
+            {
+                self.drop_oldest_of(&trainjob_uid, deltas);
+            }
+            self.mark_trainjob(&trainjob_uid);
+        }
+        while self.capture_order.len() > self.limits.captured_total {
+            let Some((_, (trainjob_uid, _))) = self.capture_order.first_key_value() else {
+                break;
+            };
+            let trainjob_uid = trainjob_uid.clone();
+            self.drop_oldest_of(&trainjob_uid, deltas);
+            self.mark_trainjob(&trainjob_uid);
+        }
+    }
+
+    fn drop_oldest_of(&mut self, trainjob_uid: &str, deltas: &mut Vec<Delta>) {
+        let Some(queue) = self.captured.get_mut(trainjob_uid) else {
+            return;
+        };
+        if let Some((seq, dropped)) = queue.pop_front() {
+            self.capture_order.remove(&seq);
+            deltas.push(Delta::CapturedDropped {
+                namespace: dropped.namespace.clone(),
+                trainjob_uid: dropped.trainjob_uid.clone(),
+                pod_uid: dropped.pod.uid.clone(),
+            });
+        }
+        if queue.is_empty() {
+            self.captured.remove(trainjob_uid);
+        }
+    }
+
+    fn mark_trainjob(&mut self, trainjob_uid: &str) {
+        if let Some((ns, name)) = self.trainjobs_by_uid.get(trainjob_uid).cloned() {
+            if let Some(tj) = self.get(ObjectKind::TrainJob, &ns, &name).cloned() {
+                self.mark_jobs_of(&tj);
+            }
+        }
+    }
+
+    /// Marks dirty every job whose observations `object` can change.
+    fn mark_jobs_of(&mut self, object: &StoredObject) {
+        let jobs = self.jobs_touched_by(object);
+        self.dirty.extend(jobs);
+    }
+
+    /// The jobs whose observations `object` can change: its own, and the
+    /// jobs of the objects that read it or that it reads.
+    pub fn jobs_touched_by(&self, object: &StoredObject) -> BTreeSet<JobKey> {
+        let mut jobs = BTreeSet::new();
+        let ns = &object.namespace;
+        if let Some(job) = own_job(object) {
+            jobs.insert((ns.clone(), job));
+        }
+        match object.kind {
+            ObjectKind::Pod => {
+                for tj in self.trainjobs_selecting(object) {
+                    if let Some(job) = own_job(&tj) {
+                        jobs.insert((ns.clone(), job));
+                    }
+                }
+            }
+            ObjectKind::TrainJob => {
+                for pod in self.pods_selected_by(object) {
+                    if let Some(job) = own_job(&pod) {
+                        jobs.insert((ns.clone(), job));
+                    }
+                }
+            }
+            ObjectKind::JobSet => {
+                if let Some(tj) = self.get(ObjectKind::TrainJob, ns, &object.name) {
+                    if let Some(job) = own_job(tj) {
+                        jobs.insert((ns.clone(), job));
+                    }
+                }
+            }
+            ObjectKind::Workload => {
+                if let Some((tj_ns, tj_name)) = object
+                    .job_uid
+                    .as_ref()
+                    .and_then(|uid| self.trainjobs_by_uid.get(uid))
+                {
+                    if let Some(tj) = self.get(ObjectKind::TrainJob, tj_ns, tj_name) {
+                        if let Some(job) = own_job(tj) {
+                            jobs.insert((tj_ns.clone(), job));
+                        }
+                    }
+                }
+            }
+            ObjectKind::Node => {
+                for (pod_ns, pod_name) in self
+                    .index
+                    .pods_by_node
+                    .get(&object.name)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(pod) = self.get(ObjectKind::Pod, pod_ns, pod_name) {
+                        if let Some(job) = own_job(pod) {
+                            jobs.insert((pod_ns.clone(), job));
+                        }
+                        for tj in self.trainjobs_selecting(pod) {
+                            if let Some(job) = own_job(&tj) {
+                                jobs.insert((pod_ns.clone(), job));
+                            }
+                        }
+                    }
+                }
+            }
+            ObjectKind::TrainingRuntime => {}
+        }
+        jobs
+    }
+
+    fn index(&mut self, o: &StoredObject) {
+        let ns = o.namespace.clone();
+        if let Some(job) = own_job(o) {
+            add(
+                &mut self.index.members,
+                (ns.clone(), job),
+                (o.kind, o.name.clone()),
+            );
+        }
+        match o.kind {
+            ObjectKind::Pod => {
+                if let Some(js) = &o.jobset_name {
+                    add(
+                        &mut self.index.pods_by_jobset_name,
+                        (ns.clone(), js.clone()),
+                        o.name.clone(),
+                    );
+                }
+                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
+                    add(
+                        &mut self.index.pods_by_labels,
+                        (ns.clone(), j.clone(), s.clone()),
+                        o.name.clone(),
+                    );
+                }
+                if let Some(node) = &o.node_name {
+                    add(
+                        &mut self.index.pods_by_node,
+                        node.clone(),
+                        (ns, o.name.clone()),
+                    );
+                }
+            }
+            ObjectKind::TrainJob => {
+                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
+                    add(
+                        &mut self.index.trainjobs_by_labels,
+                        (ns, j.clone(), s.clone()),
+                        o.name.clone(),
+                    );
+                }
+            }
+            ObjectKind::Workload => {
+                if let Some(uid) = &o.job_uid {
+                    add(
+                        &mut self.index.workloads_by_job_uid,
+                        uid.clone(),
+                        (ns, o.name.clone()),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn unindex(&mut self, o: &StoredObject) {
+        let ns = o.namespace.clone();
+        if let Some(job) = own_job(o) {
+            remove(
+                &mut self.index.members,
+                (ns.clone(), job),
+                &(o.kind, o.name.clone()),
+            );
+        }
+        match o.kind {
+            ObjectKind::Pod => {
+                if let Some(js) = &o.jobset_name {
+                    remove(
+                        &mut self.index.pods_by_jobset_name,
+                        (ns.clone(), js.clone()),
+                        &o.name,
+                    );
+                }
+                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
+                    remove(
+                        &mut self.index.pods_by_labels,
+                        (ns.clone(), j.clone(), s.clone()),
+                        &o.name,
+                    );
+                }
+                if let Some(node) = &o.node_name {
+                    remove(
+                        &mut self.index.pods_by_node,
+                        node.clone(),
+                        &(ns, o.name.clone()),
+                    );
+                }
+            }
+            ObjectKind::TrainJob => {
+                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
+                    remove(
+                        &mut self.index.trainjobs_by_labels,
+                        (ns, j.clone(), s.clone()),
+                        &o.name,
+                    );
+                }
+            }
+            ObjectKind::Workload => {
+                if let Some(uid) = &o.job_uid {
+                    remove(
+                        &mut self.index.workloads_by_job_uid,
+                        uid.clone(),
+                        &(ns, o.name.clone()),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Bytes held by stored pods, and how many there are.
+    pub fn pod_bytes(&self) -> (usize, usize) {
+        let pods = self.objects.get(&ObjectKind::Pod);
+        let count = pods.map_or(0, BTreeMap::len);
+        let bytes = pods
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .map(|((ns, name), o)| o.heap_bytes() + ns.capacity() + name.capacity() + 64)
+            .sum();
+        (bytes, count)
+    }
+}
