@@ -67,18 +67,39 @@ pub fn as_text(input: &[u8]) -> Result<&str, InputError> {
     })
 }
 
+/// An input parsed once (JSON or YAML, positions kept), to classify with
+/// different options or to time the rules apart from the parser.
+pub struct Parsed<'a> {
+    documents: tree::Documents<'a>,
+}
+
+impl<'a> Parsed<'a> {
+    pub fn new(input: &'a str) -> Result<Self, InputError> {
+        Ok(Parsed {
+            documents: tree::parse(input)?,
+        })
+    }
+
+    /// Reads the typed views (checking every type) and applies the rules.
+    pub fn classify(&self, options: Options) -> Result<Vec<Observation>, InputError> {
+        let snap = snapshot::Snapshot::read(&self.documents, options)?;
+        Ok(classify::classify(&snap))
+    }
+
+    pub fn explain(&self, options: Options) -> Result<Vec<Explanation>, InputError> {
+        let snap = snapshot::Snapshot::read(&self.documents, options)?;
+        Ok(classify::explain(&snap))
+    }
+}
+
 /// Classifies a snapshot or a kubectl dump (JSON or YAML).
 pub fn classify(input: &str, options: Options) -> Result<Vec<Observation>, InputError> {
-    let documents = tree::parse(input)?;
-    let snap = snapshot::Snapshot::read(&documents, options)?;
-    Ok(classify::classify(&snap))
+    Parsed::new(input)?.classify(options)
 }
 
 /// Classifies and explains every observation.
 pub fn explain(input: &str, options: Options) -> Result<Vec<Explanation>, InputError> {
-    let documents = tree::parse(input)?;
-    let snap = snapshot::Snapshot::read(&documents, options)?;
-    Ok(classify::explain(&snap))
+    Parsed::new(input)?.explain(options)
 }
 
 /// [`classify`] on bytes, for callers that have not checked for UTF-8.

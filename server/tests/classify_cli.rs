@@ -1,0 +1,264 @@
+//! `dispatch-dash classify` as a user runs it: the real binary, real files,
+//! standard input, and the bad input a careless user would give it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dispatch-dash"))
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("DISPATCH_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+}
+
+fn classify_file(path: &Path, args: &[&str]) -> Output {
+    bin()
+        .arg("classify")
+        .arg(path)
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn classify_stdin(input: &[u8], args: &[&str]) -> Output {
+    let mut child = bin()
+        .arg("classify")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        // The binary may stop reading early on an error; a broken pipe is fine.
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("the binary finishes");
+    writer.join().expect("writer thread");
+    out
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dispatch-dash-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("temp file");
+    path
+}
+
+/// Exit status 2, nothing on stdout, and exactly one line on stderr.
+fn assert_bad_input(out: &Output, want_prefix: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.starts_with(want_prefix),
+        "want {want_prefix:?}, got {stderr:?}"
+    );
+}
+
+#[test]
+fn json_output_is_the_golden_expectation() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(shared().join("cases")).expect("shared cases") {
+        let path = entry.expect("entry").path();
+        let case: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let snapshot = temp_file("snapshot.json", case["snapshot"].to_string().as_bytes());
+        let out = classify_file(&snapshot, &["--output", "json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+        assert_eq!(got, case["expected"], "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 20);
+}
+
+#[test]
+fn yaml_dumps_from_a_file_and_from_stdin() {
+    let dump = shared().join("dumps/kueue-list.yaml");
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(shared().join("dumps/kueue-list.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let from_file = classify_file(&dump, &["-o", "json"]);
+    assert!(from_file.status.success());
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&from_file.stdout).unwrap(),
+        expected
+    );
+    let from_stdin = classify_stdin(&std::fs::read(&dump).unwrap(), &["-", "-o", "json"]);
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+}
+
+#[test]
+fn table_is_aligned_and_names_every_column() {
+    let out = classify_file(&shared().join("dumps/kueue-list.yaml"), &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header");
+    for column in [
+        "NAMESPACE",
+        "JOB",
+        "SUBMISSION",
+        "OBJECT",
+        "STATE",
+        "CAUSE",
+        "HELD",
+        "FOREIGN",
+        "DETAIL",
+    ] {
+        assert!(header.contains(column), "{header}");
+    }
+    let row = lines.next().expect("a row");
+    assert!(row.starts_with("team-a"), "{row}");
+    // Aligned: every column starts where its header does.
+    let at = header.find("STATE").unwrap();
+    assert_eq!(&row[at..at + 5], "ended");
+}
+
+#[test]
+fn explain_prints_the_deciding_rule_and_the_facts() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(shared().join("cases/failed-oom-earliest.json")).unwrap(),
+    )
+    .unwrap();
+    let out = classify_stdin(
+        case["snapshot"].to_string().as_bytes(),
+        &["--output", "explain"],
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("decided by: Rule 2, Failed: state ended, cause out-of-memory"),
+        "{text}"
+    );
+    assert!(text.contains("rule 1 Complete: not matched"), "{text}");
+    assert!(text.contains("rule 3 Gated: not reached"), "{text}");
+    assert!(
+        text.contains("=> 2026-11-29T10:10:00Z llm-7-s3-node-0-0-x9k2p"),
+        "{text}"
+    );
+}
+
+#[test]
+fn overrides_change_the_reading() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(shared().join("cases/running-nodes-not-readable.json")).unwrap(),
+    )
+    .unwrap();
+    let input = case["snapshot"].to_string();
+    let readable = classify_stdin(
+        input.as_bytes(),
+        &["-o", "json", "--nodes-readable", "true"],
+    );
+    let got: serde_json::Value = serde_json::from_slice(&readable.stdout).unwrap();
+    assert_eq!(got[0]["cause"]["kind"], "node-lost");
+    let bad_mode = classify_stdin(input.as_bytes(), &["--mode", "batch"]);
+    assert_eq!(bad_mode.status.code(), Some(2));
+}
+
+#[test]
+fn bad_input_is_one_line_with_line_and_column() {
+    let garbage: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("garbage.bin", garbage, "error: "),
+        ("binary.bin", b"\x00\x01\xff\xfe".to_vec(), "error: "),
+        (
+            "truncated.json",
+            br#"{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"#.to_vec(),
+            "error: ",
+        ),
+        (
+            "tab.yaml",
+            b"kind: List\nitems:\n- kind: Pod\n  metadata:\n\tname: x\n".to_vec(),
+            "error: ",
+        ),
+        ("empty.yaml", Vec::new(), "error: "),
+        ("strings.json", br#"["a", "b"]"#.to_vec(), "error: "),
+        ("deep.json", "[".repeat(100_000).into_bytes(), "error: "),
+        ("deep.yaml", "- ".repeat(100_000).into_bytes(), "error: "),
+    ];
+    for (name, bytes, _) in &cases {
+        let path = temp_file(name, bytes);
+        let out = classify_file(&path, &[]);
+        assert_bad_input(&out, &format!("error: {}:", path.display()));
+        // `<source>:<line>:<column>: <what>`: two numbers after the path.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let rest = &stderr[format!("error: {}:", path.display()).len()..];
+        let mut parts = rest.splitn(3, ':');
+        let line: usize = parts
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("a line in {stderr}"));
+        let column: usize = parts
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("a column in {stderr}"));
+        assert!(line >= 1 && column >= 1, "{stderr}");
+        assert!(parts.next().is_some_and(|what| what.len() > 2), "{stderr}");
+    }
+    let empty = classify_stdin(b"", &[]);
+    assert_bad_input(&empty, "error: <stdin>:1:1: no document");
+    let tab = classify_file(&temp_file("tab2.yaml", &cases[3].1), &[]);
+    assert!(String::from_utf8_lossy(&tab.stderr).contains(":5:2: tabs disallowed"));
+    let strings = classify_file(&temp_file("strings2.json", &cases[5].1), &[]);
+    assert!(String::from_utf8_lossy(&strings.stderr)
+        .ends_with(":1:2: an item must be an object, found a string\n"));
+}
+
+#[test]
+fn a_200_megabyte_file_cut_short_is_an_error_at_its_end() {
+    let line = format!(
+        "{{\"kind\":\"ConfigMap\",\"data\":{{\"blob\":\"{}\"}}}},\n",
+        "x".repeat(1000)
+    );
+    let lines = 200_000_000 / line.len();
+    let mut bytes = Vec::with_capacity(lines * line.len() + 2);
+    bytes.extend_from_slice(b"[\n");
+    for _ in 0..lines {
+        bytes.extend_from_slice(line.as_bytes());
+    }
+    bytes.truncate(bytes.len() - 2); // drop the last ",\n": the closing `]` is missing
+    let path = temp_file("big.json", &bytes);
+    drop(bytes);
+    let out = classify_file(&path, &[]);
+    let _ = std::fs::remove_file(&path);
+    assert_bad_input(
+        &out,
+        &format!(
+            "error: {}:{}:{}: expected ',' or ']' in an array",
+            path.display(),
+            lines + 1,
+            line.len() - 1
+        ),
+    );
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let out = classify_file(Path::new("/nonexistent/dump.yaml"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: /nonexistent/dump.yaml: "));
+}
