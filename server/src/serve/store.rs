@@ -846,3 +846,7 @@ impl Store {
         (bytes, count)
     }
 }
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;

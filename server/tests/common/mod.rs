@@ -1,0 +1,298 @@
+//! Shared helpers of the server's integration tests: an emulator, the real
+//! server in front of it on port 0, a small HTTP client and an SSE reader.
+
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dispatch_dash::serve::store::StoreLimits;
+use dispatch_dash::serve::{self, ModeChoice, Server, ServerConfig};
+use emulator::scenario::objects::{self, JobRef, PodRef};
+use emulator::{Emulator, EmulatorConfig, Kind, RunningEmulator};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+
+/// The namespace the tests use.
+pub const NS: &str = "team-a";
+/// A value that must never leave the server.
+pub const SECRET: &str = "hunter2-very-secret";
+
+/// An emulator served on 127.0.0.1:0.
+pub async fn emulator(kueue: bool) -> RunningEmulator {
+    let emu = Emulator::new(EmulatorConfig {
+        kueue,
+        default_namespace: NS.into(),
+        bookmark_interval: Duration::from_millis(500),
+        ..EmulatorConfig::default()
+    });
+    emu.serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("emulator serves")
+}
+
+/// Settings of a test server.
+pub struct Settings {
+    pub mode: ModeChoice,
+    pub token: Option<String>,
+    pub max_sse_clients: usize,
+    pub limits: StoreLimits,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            mode: ModeChoice::Auto,
+            token: None,
+            max_sse_clients: 32,
+            limits: StoreLimits::default(),
+        }
+    }
+}
+
+/// The real server, with the real kube client, in front of `emu`.
+pub async fn server(emu: &RunningEmulator, settings: Settings) -> Server {
+    let kube = serve::config_from_kubeconfig_yaml(&emu.kubeconfig_yaml())
+        .await
+        .expect("kubeconfig");
+    serve::start(ServerConfig {
+        kube,
+        namespaces: vec![NS.into()],
+        all_namespaces: false,
+        mode: settings.mode,
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        token: settings.token,
+        max_sse_clients: settings.max_sse_clients,
+        limits: settings.limits,
+    })
+    .await
+    .expect("server starts")
+}
+
+/// Polls `check` every 20 ms until it returns `Some`, or panics after `secs`.
+pub async fn eventually<T, F, Fut>(secs: u64, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn client() -> Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>> {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// Sends a request; `body` is sent as is.
+pub async fn request(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Response<Incoming> {
+    let mut builder = Request::get(format!("http://{addr}{path}"));
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    let request = builder.body(Full::new(Bytes::from(body))).expect("request");
+    client().request(request).await.expect("response")
+}
+
+/// GETs `path` and reads the whole body as text.
+pub async fn get_text(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, String) {
+    let response = request(addr, path, headers, Vec::new()).await;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// GETs `path` as JSON.
+pub async fn get_json(addr: SocketAddr, path: &str) -> (StatusCode, Value) {
+    let (status, text) = get_text(addr, path, &[]).await;
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub event: String,
+    pub data: String,
+}
+
+impl SseEvent {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.data).expect("event data is JSON")
+    }
+}
+
+/// Reads an SSE response event by event.
+pub struct SseReader {
+    pub status: StatusCode,
+    body: Incoming,
+    buffer: String,
+}
+
+impl SseReader {
+    pub async fn open(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> SseReader {
+        let response = request(addr, path, headers, Vec::new()).await;
+        SseReader {
+            status: response.status(),
+            body: response.into_body(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event (comments skipped); `None` when the stream ended.
+    /// Panics when nothing arrives within `secs`.
+    pub async fn next(&mut self, secs: u64) -> Option<SseEvent> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut event = SseEvent {
+                    id: None,
+                    event: "message".into(),
+                    data: String::new(),
+                };
+                let mut is_event = false;
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        event.id = Some(v.to_string());
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        event.event = v.to_string();
+                        is_event = true;
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        event.data.push_str(v);
+                        is_event = true;
+                    }
+                }
+                if is_event {
+                    return Some(event);
+                }
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame())
+                .await
+                .expect("an SSE event in time");
+            match frame {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.push_str(&String::from_utf8_lossy(&data));
+                    }
+                }
+                Some(Err(_)) | None => return None,
+            }
+        }
+    }
+}
+
+/// Creates a TrainJob `<job_id>-<sub>` and returns its UID.
+pub fn create_trainjob(emu: &Emulator, job_id: &str, sub: &str) -> String {
+    let job = JobRef::new(NS, job_id, sub);
+    let created = emu
+        .create(objects::trainjob(&job, 2, None, false))
+        .expect("create TrainJob");
+    created["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_string()
+}
+
+/// Creates the JobSet of a TrainJob.
+pub fn create_jobset(emu: &Emulator, job_id: &str, sub: &str, trainjob_uid: &str) {
+    let job = JobRef::new(NS, job_id, sub);
+    emu.create(objects::jobset(&job, trainjob_uid, 2, 0))
+        .expect("create JobSet");
+}
+
+/// Marks a TrainJob `Failed=True` with reason FailedJobs.
+pub fn fail_trainjob(emu: &Emulator, job_id: &str, sub: &str) {
+    let now = emulator::time::now_rfc3339();
+    emu.patch_status(
+        Kind::TrainJob,
+        NS,
+        &format!("{job_id}-{sub}"),
+        json!({"conditions": [objects::condition("Failed", "True", "FailedJobs", "jobs failed", &now)]}),
+    )
+    .expect("patch status");
+}
+
+/// Creates a running pod of the TrainJob whose node container carries a
+/// secret env value; with `exit_code`, the container has terminated.
+pub fn create_pod(
+    emu: &Emulator,
+    job_id: &str,
+    sub: &str,
+    rank: usize,
+    exit_code: Option<i64>,
+) -> String {
+    let job = JobRef::new(NS, job_id, sub);
+    let now = emulator::time::now_rfc3339();
+    let p = PodRef {
+        rank,
+        admission: 1,
+        restart_attempt: 0,
+        suffix: format!("r{rank:04}"),
+    };
+    let mut pod = objects::pod_running(objects::pod(&job, &p, &now), "gpu-node-1", &now);
+    pod["spec"]["containers"][0]["env"] = json!([{"name": "API_TOKEN", "value": SECRET}]);
+    if let Some(code) = exit_code {
+        pod = objects::pod_terminated(pod, "Error", code, "", &now);
+    }
+    emu.create(pod).expect("create pod");
+    p.name(&job)
+}
+
+/// The server's snapshot of the test namespace.
+pub async fn snapshot(addr: SocketAddr) -> Value {
+    let (status, body) = get_json(addr, &format!("/api/v1/namespaces/{NS}/snapshot")).await;
+    assert_eq!(status, StatusCode::OK);
+    body
+}
+
+/// How many items of `kind` the snapshot holds.
+pub fn count_kind(snapshot: &Value, kind: &str) -> usize {
+    snapshot["items"]
+        .as_array()
+        .map(|items| items.iter().filter(|i| i["kind"] == kind).count())
+        .unwrap_or(0)
+}
+
+/// Captured entries of a TrainJob UID in a snapshot.
+pub fn captured_of<'a>(snapshot: &'a Value, uid: &str) -> Vec<&'a Value> {
+    snapshot["captured"]
+        .as_array()
+        .map(|all| all.iter().filter(|c| c["trainJobUID"] == uid).collect())
+        .unwrap_or_default()
+}
+
+/// Waits until the server is ready.
+pub async fn ready(addr: SocketAddr) {
+    eventually(10, "readiness", || async move {
+        let (status, _) = get_json(addr, "/readyz").await;
+        (status == StatusCode::OK).then_some(())
+    })
+    .await;
+}
