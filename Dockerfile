@@ -1,0 +1,14 @@
+# dispatch-dash: the server image. Multi-stage: build with the Rust
+# toolchain, run from a minimal non-root base.
+FROM rust:1.89-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN cargo build --release -p dispatch-dash --bin dispatch-dash \
+ && cp target/release/dispatch-dash /dispatch-dash
+
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /dispatch-dash /usr/local/bin/dispatch-dash
+USER 65532:65532
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/dispatch-dash"]
+CMD ["serve", "--listen", "0.0.0.0:8080"]
