@@ -49,7 +49,7 @@ fn managed_fields(manager: &str) -> Value {
 fn pod(job: usize, rank: usize) -> Value {
     let trainjob = format!("llm-{job}-s1");
     let name = format!("{trainjob}-node-0-{rank}-x{rank:04}");
-    let failed = rank == 3 && job % 10 == 0;
+    let failed = rank == 3 && job.is_multiple_of(10);
     let container_state = if failed {
         json!({"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-11-29T09:00:30Z", "finishedAt": "2026-11-29T10:00:00Z", "containerID": "containerd://abc"}})
     } else {
@@ -122,7 +122,7 @@ fn snapshot_bytes() -> Vec<u8> {
     for job in 0..TRAINJOBS {
         let name = format!("llm-{job}-s1");
         let uid = format!("tj-{job}");
-        let failed = job % 10 == 0;
+        let failed = job.is_multiple_of(10);
         items.push(json!({
             "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
             "metadata": {"name": name, "namespace": "team-a", "uid": uid, "creationTimestamp": "2026-11-29T09:00:00Z",

@@ -173,7 +173,8 @@ impl<'a> Snapshot<'a> {
             ) {
                 continue;
             }
-            let meta = model::Meta::read(item)?;
+            let read = Item::read(kind, item)?;
+            let meta = read.meta();
             // Same kind and UID, or without a UID the same kind, namespace and name: read once.
             let key = if meta.uid.is_empty() {
                 (kind, "", meta.namespace, meta.name)
@@ -181,17 +182,15 @@ impl<'a> Snapshot<'a> {
                 (kind, meta.uid, "", "")
             };
             if !seen.insert(key) {
-                // Still checked: every item of a read kind is type-checked.
-                check(kind, item)?;
                 continue;
             }
-            match kind {
-                "TrainJob" => snap.trainjobs.push(TrainJob::read(item)?),
-                "JobSet" => snap.jobsets.push(JobSet::read(item)?),
-                "Workload" => snap.workloads.push(Workload::read(item)?),
-                "TrainingRuntime" => snap.runtimes.push(TrainingRuntime::read(item)?),
-                "Pod" => snap.pods.push(Pod::read(item)?),
-                _ => snap.nodes.push(KubeNode::read(item)?),
+            match read {
+                Item::TrainJob(x) => snap.trainjobs.push(x),
+                Item::JobSet(x) => snap.jobsets.push(x),
+                Item::Workload(x) => snap.workloads.push(x),
+                Item::TrainingRuntime(x) => snap.runtimes.push(x),
+                Item::Pod(x) => snap.pods.push(x),
+                Item::Node(x) => snap.nodes.push(x),
             }
         }
 
@@ -247,14 +246,36 @@ impl<'a> Snapshot<'a> {
     }
 }
 
-/// Type-checks an item without keeping it (for duplicates).
-fn check(kind: &str, item: &Node<'_>) -> Read<()> {
-    match kind {
-        "TrainJob" => TrainJob::read(item).map(drop),
-        "JobSet" => JobSet::read(item).map(drop),
-        "Workload" => Workload::read(item).map(drop),
-        "TrainingRuntime" => TrainingRuntime::read(item).map(drop),
-        "Pod" => Pod::read(item).map(drop),
-        _ => KubeNode::read(item).map(drop),
+/// One item of a read kind, read (and so type-checked) whole.
+enum Item<'a> {
+    TrainJob(TrainJob<'a>),
+    JobSet(JobSet<'a>),
+    Workload(Workload<'a>),
+    TrainingRuntime(TrainingRuntime<'a>),
+    Pod(Pod<'a>),
+    Node(KubeNode<'a>),
+}
+
+impl<'a> Item<'a> {
+    fn read(kind: &str, item: &'a Node<'a>) -> Read<Self> {
+        Ok(match kind {
+            "TrainJob" => Item::TrainJob(TrainJob::read(item)?),
+            "JobSet" => Item::JobSet(JobSet::read(item)?),
+            "Workload" => Item::Workload(Workload::read(item)?),
+            "TrainingRuntime" => Item::TrainingRuntime(TrainingRuntime::read(item)?),
+            "Pod" => Item::Pod(Pod::read(item)?),
+            _ => Item::Node(KubeNode::read(item)?),
+        })
+    }
+
+    fn meta(&self) -> &model::Meta<'a> {
+        match self {
+            Item::TrainJob(x) => &x.meta,
+            Item::JobSet(x) => &x.meta,
+            Item::Workload(x) => &x.meta,
+            Item::TrainingRuntime(x) => &x.meta,
+            Item::Pod(x) => &x.meta,
+            Item::Node(x) => &x.meta,
+        }
     }
 }

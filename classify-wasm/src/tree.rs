@@ -103,6 +103,55 @@ pub fn parse(text: &str) -> Result<Documents<'_>, SyntaxError> {
     }
 }
 
+/// Every object key the spec reads, at any depth (labels and annotations
+/// keep all of theirs). Other keys are never looked at, so the JSON parser
+/// checks their values' syntax and does not build them; that is what makes a
+/// namespace of full Pods cheap. YAML keeps everything, since anchors may point
+/// anywhere.
+fn is_read_key(key: &str) -> bool {
+    matches!(
+        key,
+        "kind"
+            | "mode"
+            | "nodesReadable"
+            | "items"
+            | "captured"
+            | "trainJobUID"
+            | "pod"
+            | "metadata"
+            | "name"
+            | "namespace"
+            | "uid"
+            | "labels"
+            | "annotations"
+            | "ownerReferences"
+            | "controller"
+            | "creationTimestamp"
+            | "deletionTimestamp"
+            | "spec"
+            | "suspend"
+            | "active"
+            | "nodeName"
+            | "schedulingGates"
+            | "status"
+            | "conditions"
+            | "type"
+            | "reason"
+            | "message"
+            | "lastTransitionTime"
+            | "restarts"
+            | "admissionChecks"
+            | "state"
+            | "phase"
+            | "containerStatuses"
+            | "lastState"
+            | "terminated"
+            | "waiting"
+            | "exitCode"
+            | "finishedAt"
+    )
+}
+
 mod json {
     //! A strict RFC 8259 parser into [`Node`]s. Hand-written rather than
     //! serde_json's `Value` because it has to keep positions and borrow strings.
@@ -124,7 +173,7 @@ mod json {
         if p.bytes[p.i..].starts_with("\u{feff}".as_bytes()) {
             p.i += 3;
         }
-        let node = p.value(0)?;
+        let node = p.value(0, false)?;
         p.skip_ws();
         if p.i < p.bytes.len() {
             return Err(p.err("unexpected text after the JSON document"));
@@ -156,14 +205,16 @@ mod json {
             }
         }
 
-        fn value(&mut self, depth: usize) -> Result<Node<'a>, Error> {
+        /// A value; `free_keys` keeps every key of an object (labels and
+        /// annotations), otherwise only the keys the spec reads are kept.
+        fn value(&mut self, depth: usize, free_keys: bool) -> Result<Node<'a>, Error> {
             if depth >= MAX_DEPTH {
                 return Err(self.err(format!("nested more than {MAX_DEPTH} levels deep")));
             }
             let at = self.i as u32;
             let value = match self.bytes.get(self.i) {
                 None => return Err(self.err("unexpected end of input, expected a value")),
-                Some(b'{') => self.object(depth)?,
+                Some(b'{') => self.object(depth, free_keys)?,
                 Some(b'[') => self.array(depth)?,
                 Some(b'"') => Value::Str(self.string()?),
                 Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
@@ -195,7 +246,89 @@ mod json {
             }
         }
 
-        fn object(&mut self, depth: usize) -> Result<Value<'a>, Error> {
+        /// Checks a value's syntax without building it: most of a Pod (its
+        /// containers, volumes and managedFields) is never read.
+        fn skip(&mut self, depth: usize) -> Result<(), Error> {
+            if depth >= MAX_DEPTH {
+                return Err(self.err(format!("nested more than {MAX_DEPTH} levels deep")));
+            }
+            match self.bytes.get(self.i) {
+                Some(b'{') => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.bytes.get(self.i) == Some(&b'}') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.skip_ws();
+                        self.key()?;
+                        self.skip(depth + 1)?;
+                        self.skip_ws();
+                        match self.bytes.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b'}') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => {
+                                return Err(self.err(format!(
+                                    "expected ',' or '}}' in an object, found {}",
+                                    self.found()
+                                )))
+                            }
+                        }
+                    }
+                }
+                Some(b'[') => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.bytes.get(self.i) == Some(&b']') {
+                        self.i += 1;
+                        return Ok(());
+                    }
+                    loop {
+                        self.skip_ws();
+                        self.skip(depth + 1)?;
+                        self.skip_ws();
+                        match self.bytes.get(self.i) {
+                            Some(b',') => self.i += 1,
+                            Some(b']') => {
+                                self.i += 1;
+                                return Ok(());
+                            }
+                            _ => {
+                                return Err(self.err(format!(
+                                    "expected ',' or ']' in an array, found {}",
+                                    self.found()
+                                )))
+                            }
+                        }
+                    }
+                }
+                _ => self.value(depth, false).map(drop),
+            }
+        }
+
+        /// A key and its `:`, leaving the cursor on the value.
+        fn key(&mut self) -> Result<Cow<'a, str>, Error> {
+            if self.bytes.get(self.i) != Some(&b'"') {
+                return Err(self.err(format!(
+                    "expected a string key in an object, found {}",
+                    self.found()
+                )));
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.bytes.get(self.i) != Some(&b':') {
+                return Err(self.err(format!("expected ':' after a key, found {}", self.found())));
+            }
+            self.i += 1;
+            self.skip_ws();
+            Ok(key)
+        }
+
+        fn object(&mut self, depth: usize, free_keys: bool) -> Result<Value<'a>, Error> {
             self.i += 1;
             let mut entries = Vec::new();
             self.skip_ws();
@@ -205,23 +338,14 @@ mod json {
             }
             loop {
                 self.skip_ws();
-                if self.bytes.get(self.i) != Some(&b'"') {
-                    return Err(self.err(format!(
-                        "expected a string key in an object, found {}",
-                        self.found()
-                    )));
+                let key = self.key()?;
+                if free_keys || is_read_key(&key) {
+                    let free = key == "labels" || key == "annotations";
+                    let value = self.value(depth + 1, free)?;
+                    entries.push((key, value));
+                } else {
+                    self.skip(depth + 1)?;
                 }
-                let key = self.string()?;
-                self.skip_ws();
-                if self.bytes.get(self.i) != Some(&b':') {
-                    return Err(
-                        self.err(format!("expected ':' after a key, found {}", self.found()))
-                    );
-                }
-                self.i += 1;
-                self.skip_ws();
-                let value = self.value(depth + 1)?;
-                entries.push((key, value));
                 self.skip_ws();
                 match self.bytes.get(self.i) {
                     Some(b',') => self.i += 1,
@@ -249,7 +373,7 @@ mod json {
             }
             loop {
                 self.skip_ws();
-                items.push(self.value(depth + 1)?);
+                items.push(self.value(depth + 1, false)?);
                 self.skip_ws();
                 match self.bytes.get(self.i) {
                     Some(b',') => self.i += 1,

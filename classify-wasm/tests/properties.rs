@@ -315,6 +315,10 @@ fn realistic_snapshots_give_one_observation_per_trainjob() {
             let text = snapshot.to_string();
             check_input(&text)?;
             let observations = classify_wasm::classify(&text, Options::default()).expect("a well-formed snapshot classifies");
+            // JSON text is YAML too: read as YAML (a comment first), where the
+            // parser builds every key, it must classify the same.
+            let as_yaml = classify_wasm::classify(&format!("# yaml\n{text}"), Options::default());
+            prop_assert_eq!(as_yaml.as_ref(), Ok(&observations));
             let trainjobs = observations.iter().filter(|o| o.object.kind == "TrainJob").count();
             prop_assert_eq!(trainjobs, jobs.len());
             for o in &observations {
