@@ -1,0 +1,20 @@
+//! The dispatch-dash browser client: a live dashboard fed by the server's
+//! event stream, an explanation view and an offline page, all classifying
+//! in the browser with the `classify-wasm` engine.
+//!
+//! State lives in plain structs (`store::Store`, `query::ViewState`,
+//! `timeline::Layout`) with methods, tested natively; `ui` holds the
+//! Leptos components.
+
+#![forbid(unsafe_code)]
+
+pub mod query;
+pub mod store;
+pub mod timeline;
+pub mod ui;
+pub mod yaml;
+
+/// Mounts the app on the page's body.
+pub fn mount() {
+    leptos::mount::mount_to_body(ui::App);
+}

@@ -1,0 +1,345 @@
+//! The live dashboard: the namespace's `snapshots` stream feeds the store,
+//! the table shows it, and `/explain` explains one of its objects.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::explain::ExplainView;
+use super::table::{Bar, Counts, Filters, Table};
+use super::{now_ms, Nav};
+use crate::query::{Page, ViewState};
+use crate::store::{Header, ItemKey, Row, Store};
+
+/// After this long without a connection the data is called stale.
+const STALE_AFTER_MS: f64 = 10_000.0;
+/// Wait before opening a new stream when the browser gave up on one.
+const RETRY_MS: u64 = 2000;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conn {
+    Connecting,
+    Live,
+    Reconnecting { since: f64 },
+}
+
+/// What the indicator says, given the time.
+pub fn conn_text(c: Conn, now: f64) -> (&'static str, String) {
+    match c {
+        Conn::Connecting => ("connecting", "connecting…".into()),
+        Conn::Live => ("live", "live".into()),
+        Conn::Reconnecting { since } => {
+            let at = js_sys::Date::new(&JsValue::from_f64(since))
+                .to_locale_time_string("en-GB")
+                .as_string()
+                .unwrap_or_default();
+            if now - since > STALE_AFTER_MS {
+                ("stale", format!("stale since {at} — reconnecting…"))
+            } else {
+                ("reconnecting", format!("reconnecting… (since {at})"))
+            }
+        }
+    }
+}
+
+struct Connection {
+    source: web_sys::EventSource,
+    _handlers: Vec<Closure<dyn FnMut(web_sys::Event)>>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.source.close();
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Live {
+    store: RwSignal<Store>,
+    loaded: RwSignal<bool>,
+    conn: RwSignal<Conn>,
+    holder: StoredValue<Option<Connection>, LocalStorage>,
+    generation: StoredValue<u64>,
+}
+
+fn message_text(e: &web_sys::Event) -> Option<String> {
+    e.dyn_ref::<web_sys::MessageEvent>()?.data().as_string()
+}
+
+fn connect(live: Live, ns: String, generation: u64) {
+    let url = format!("/api/v1/namespaces/{}/snapshots", crate::query::encode(&ns));
+    let Ok(source) = web_sys::EventSource::new(&url) else {
+        live.conn.set(Conn::Reconnecting { since: now_ms() });
+        return;
+    };
+    let current = move || live.generation.get_value() == generation;
+    let on_snapshot = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        if !current() {
+            return;
+        }
+        if let Some(text) = message_text(&e) {
+            if let Ok(store) = Store::load(&text, Header::default()) {
+                live.store.set(store);
+                live.loaded.set(true);
+                live.conn.set(Conn::Live);
+            }
+        }
+    });
+    let on_change = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        if !current() {
+            return;
+        }
+        if let Some(change) = message_text(&e).and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        {
+            let now = now_ms();
+            live.store.update(|s| {
+                s.apply_change(&change, now);
+            });
+            live.conn.set(Conn::Live);
+        }
+    });
+    let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+        if current() {
+            live.conn.set(Conn::Live);
+        }
+    });
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        if !current() {
+            return;
+        }
+        let since = match live.conn.get_untracked() {
+            Conn::Reconnecting { since } => since,
+            _ => now_ms(),
+        };
+        live.conn.set(Conn::Reconnecting { since });
+        let closed = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::EventSource>().ok())
+            .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED);
+        if closed {
+            // The browser gave up (an HTTP error): open a new stream later.
+            let ns = ns.clone();
+            set_timeout(
+                move || {
+                    if live.generation.get_value() == generation {
+                        connect(live, ns, generation);
+                    }
+                },
+                std::time::Duration::from_millis(RETRY_MS),
+            );
+        }
+    });
+    let _ =
+        source.add_event_listener_with_callback("snapshot", on_snapshot.as_ref().unchecked_ref());
+    let _ = source.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
+    source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    live.holder.set_value(Some(Connection {
+        source,
+        _handlers: vec![on_snapshot, on_change, on_open, on_error],
+    }));
+}
+
+async fn fetch_text(url: &str) -> Result<String, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(url))
+        .await
+        .map_err(|_| format!("cannot reach the server ({url})"))?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| "not a response")?;
+    if !response.ok() {
+        return Err(format!("{url}: HTTP {}", response.status()));
+    }
+    let text = response.text().map_err(|_| "no body")?;
+    wasm_bindgen_futures::JsFuture::from(text)
+        .await
+        .map_err(|_| "cannot read the body".to_string())?
+        .as_string()
+        .ok_or_else(|| "the body is not text".to_string())
+}
+
+/// Saves `text` as a file through a temporary link.
+pub fn download(name: &str, text: &str) {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("application/json");
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let document = web_sys::window().and_then(|w| w.document());
+    if let Some(a) = document
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|a| a.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+#[component]
+pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let live = Live {
+        store: RwSignal::new(Store::default()),
+        loaded: RwSignal::new(false),
+        conn: RwSignal::new(Conn::Connecting),
+        holder: StoredValue::new_local(None),
+        generation: StoredValue::new(0),
+    };
+    let namespaces: RwSignal<Option<Result<Vec<String>, String>>> = RwSignal::new(None);
+    leptos::task::spawn_local(async move {
+        let result = fetch_text("/api/v1/namespaces").await.and_then(|t| {
+            let v: Value = serde_json::from_str(&t).map_err(|e| e.to_string())?;
+            Ok(v.get("namespaces")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect::<Vec<_>>())
+        });
+        namespaces.set(Some(result));
+    });
+    // Pick the first namespace when the URL names none.
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = namespaces.get() {
+            if nav.view.with_untracked(|v| v.namespace.is_none()) {
+                if let Some(first) = list.first().cloned() {
+                    nav.replace(|v| v.namespace = Some(first));
+                }
+            }
+        }
+    });
+    let ns = Memo::new(move |_| nav.view.with(|v| v.namespace.clone()));
+    // One stream per namespace shown.
+    Effect::new(move |_| {
+        let Some(ns) = ns.get() else { return };
+        let generation = live.generation.get_value() + 1;
+        live.generation.set_value(generation);
+        live.holder.set_value(None);
+        live.loaded.set(false);
+        live.store.set(Store::default());
+        live.conn.set(Conn::Connecting);
+        connect(live, ns, generation);
+    });
+    on_cleanup(move || {
+        live.generation.set_value(u64::MAX);
+        live.holder.set_value(None);
+    });
+
+    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
+    let rows: Memo<Vec<Arc<Row>>> = Memo::new(move |_| {
+        filter.with(|f| {
+            live.store.with(|s| {
+                s.rows()
+                    .filter(|r| f.matches(&r.observation))
+                    .cloned()
+                    .collect()
+            })
+        })
+    });
+    let counts = Memo::new(move |_| {
+        live.store
+            .with(|s| Counts::of(s.rows().map(|r| &r.observation)))
+    });
+    let total = Signal::derive(move || counts.with(|c| c.total));
+    let shown = Signal::derive(move || rows.with(Vec::len));
+    let open = Callback::new(move |key: ItemKey| {
+        nav.go(nav.view.get_untracked().explaining(&key.kind, &key.name));
+    });
+    let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
+    let target = Memo::new(move |_| {
+        nav.view.with(|v| {
+            if v.page != Page::Explain {
+                return None;
+            }
+            let (kind, name) = v.target.clone()?;
+            Some(ItemKey::new(
+                &kind,
+                v.namespace.as_deref().unwrap_or(""),
+                &name,
+            ))
+        })
+    });
+    let explained = Memo::new(move |_| {
+        let key = target.get()?;
+        live.store
+            .with(|s| Some((key.clone(), s.explain(&key), s.objects_of(&key))))
+    });
+
+    let picker = move || match namespaces.get() {
+        None => view! { <span class="muted">"loading namespaces…"</span> }.into_any(),
+        Some(Err(e)) => view! { <span class="error" role="alert">{e}</span> }.into_any(),
+        Some(Ok(list)) => {
+            let selected = ns.get().unwrap_or_default();
+            view! {
+                <label>"Namespace "
+                    <select id="namespace" on:change=move |ev| {
+                        let n = event_target_value(&ev);
+                        nav.go(ViewState { namespace: Some(n), ..ViewState::default() });
+                    }>
+                        {list.into_iter().map(|n| {
+                            let sel = n == selected;
+                            view! { <option value=n.clone() selected=sel>{n.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+            }
+            .into_any()
+        }
+    };
+    let indicator = move || {
+        let (class, text) = conn_text(live.conn.get(), now.get());
+        view! { <span id="connection" class=format!("conn conn-{class}") role="status">{text}</span> }
+    };
+    let save = move |_| {
+        let text = live.store.with_untracked(Store::snapshot_json);
+        let name = format!(
+            "snapshot-{}-{}.json",
+            ns.get_untracked().unwrap_or_default(),
+            js_sys::Date::new_0()
+                .to_iso_string()
+                .as_string()
+                .unwrap_or_default()
+                .replace(':', "")
+        );
+        download(&name, &text);
+    };
+    let body = move || {
+        if let Some((key, explanation, objects)) = explained.get() {
+            return match explanation {
+                Some(e) => view! { <ExplainView explanation=e objects=objects on_back=back /> }.into_any(),
+                None if live.loaded.get() => view! {
+                    <p class="muted">{format!("{} {} is not in namespace {} (any more).", key.kind, key.name, key.namespace)}</p>
+                    <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
+                }
+                .into_any(),
+                None => view! { <p class="muted">"Loading…"</p> }.into_any(),
+            };
+        }
+        if !live.loaded.get() {
+            return view! { <p class="muted" id="loading">"Waiting for the first snapshot…"</p> }
+                .into_any();
+        }
+        view! {
+            <Bar counts=counts />
+            <Filters shown=shown total=total />
+            <Table rows=rows now=now on_open=open />
+        }
+        .into_any()
+    };
+    view! {
+        <section class="toolbar">
+            {picker}
+            {indicator}
+            <button id="download" on:click=save disabled=move || !live.loaded.get()>"Download snapshot"</button>
+        </section>
+        {body}
+    }
+}

@@ -1,0 +1,287 @@
+//! The offline page: a kubectl dump or a downloaded snapshot, pasted or
+//! dropped, classified in this browser. Nothing is sent anywhere.
+
+use std::sync::Arc;
+
+use classify_wasm::{Explanation, InputError, Mode};
+use leptos::prelude::*;
+
+use wasm_bindgen::JsCast;
+
+use super::explain::ExplainView;
+use super::table::{Bar, Counts, Filters, Table};
+use super::Nav;
+use crate::store::{Header, ItemKey, Row, Store};
+
+/// What the page classified.
+#[derive(Debug, Clone, Default)]
+pub struct Classified {
+    pub rows: Vec<Arc<Row>>,
+    pub explanations: Vec<Explanation>,
+    /// The objects, for the YAML view (JSON input only).
+    pub store: Option<Store>,
+}
+
+/// Reads the override selects: `auto` leaves the input's own say.
+pub fn overrides(mode: &str, nodes: &str) -> Header {
+    Header {
+        mode: mode.parse::<Mode>().ok(),
+        nodes_readable: match nodes {
+            "yes" => Some(true),
+            "no" => Some(false),
+            _ => None,
+        },
+    }
+}
+
+/// Classifies the input entirely here.
+pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputError> {
+    let explanations = classify_wasm::explain(text, header.options())?;
+    let rows = explanations
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            Arc::new(Row {
+                key: ItemKey::of(&e.observation),
+                observation: e.observation.clone(),
+                changed_at: None,
+                revision: i as u64,
+            })
+        })
+        .collect();
+    let json = text.trim_start().starts_with(['{', '[']);
+    let store = json.then(|| Store::load(text, header).ok()).flatten();
+    Ok(Classified {
+        rows,
+        explanations,
+        store,
+    })
+}
+
+/// An input error as the page shows it.
+pub fn error_text(e: &InputError) -> String {
+    format!(
+        "Line {}, column {}: {} ({})",
+        e.position.line, e.position.column, e.message, e
+    )
+}
+
+#[component]
+pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let text = RwSignal::new(String::new());
+    let mode = RwSignal::new("auto".to_string());
+    let nodes = RwSignal::new("auto".to_string());
+    let result: RwSignal<Option<Result<Classified, String>>> = RwSignal::new(None);
+    let dragging = RwSignal::new(false);
+
+    let run = move || {
+        let input = text.get_untracked();
+        if input.trim().is_empty() {
+            result.set(None);
+            return;
+        }
+        let header = overrides(&mode.get_untracked(), &nodes.get_untracked());
+        result.set(Some(
+            classify_input(&input, header).map_err(|e| error_text(&e)),
+        ));
+    };
+    let read_file = move |file: web_sys::File| {
+        leptos::task::spawn_local(async move {
+            if let Ok(v) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                text.set(v.as_string().unwrap_or_default());
+                run();
+            }
+        });
+    };
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        if let Some(file) = ev
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0))
+        {
+            read_file(file);
+        }
+    };
+    let on_pick = move |ev: web_sys::Event| {
+        let input = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        if let Some(file) = input.and_then(|i| i.files()).and_then(|f| f.get(0)) {
+            read_file(file);
+        }
+    };
+
+    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
+    let rows = Memo::new(move |_| {
+        filter.with(|f| {
+            result.with(|r| match r {
+                Some(Ok(c)) => c
+                    .rows
+                    .iter()
+                    .filter(|r| f.matches(&r.observation))
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            })
+        })
+    });
+    let counts = Memo::new(move |_| {
+        result.with(|r| match r {
+            Some(Ok(c)) => Counts::of(c.rows.iter().map(|r| &r.observation)),
+            _ => Counts::default(),
+        })
+    });
+    let total = Signal::derive(move || counts.with(|c| c.total));
+    let shown = Signal::derive(move || rows.with(Vec::len));
+    let open = Callback::new(move |key: ItemKey| {
+        let mut v = nav.view.get_untracked().explaining(&key.kind, &key.name);
+        v.namespace = Some(key.namespace.clone());
+        nav.go(v);
+    });
+    let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
+    let target = Memo::new(move |_| {
+        nav.view.with(|v| {
+            let (kind, name) = v.target.clone()?;
+            Some(ItemKey::new(
+                &kind,
+                v.namespace.as_deref().unwrap_or(""),
+                &name,
+            ))
+        })
+    });
+
+    let results = move || {
+        if let Some(key) = target.get() {
+            let found = result.with(|r| match r {
+                Some(Ok(c)) => c
+                    .explanations
+                    .iter()
+                    .find(|e| ItemKey::of(&e.observation) == key)
+                    .cloned()
+                    .map(|e| {
+                        (
+                            e,
+                            c.store
+                                .as_ref()
+                                .map(|s| s.objects_of(&key))
+                                .unwrap_or_default(),
+                        )
+                    }),
+                _ => None,
+            });
+            return match found {
+                Some((e, objects)) => view! { <ExplainView explanation=e objects=objects on_back=back /> }.into_any(),
+                None => view! {
+                    <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
+                    <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
+                }
+                .into_any(),
+            };
+        }
+        match result.get() {
+            None => view! { <p class="muted">"Paste or drop input above, then classify."</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="error" id="input-error" role="alert">{e}</p> }.into_any(),
+            Some(Ok(c)) if c.rows.is_empty() => view! { <p class="muted" id="empty">"The input holds no object of a kind that is read: nothing to show."</p> }.into_any(),
+            Some(Ok(_)) => view! {
+                <Bar counts=counts />
+                <Filters shown=shown total=total />
+                <Table rows=rows now=now on_open=open />
+            }
+            .into_any(),
+        }
+    };
+    view! {
+        <section class="offline">
+            <p class="privacy" id="privacy">
+                "Classified entirely in this browser: nothing you paste or drop is uploaded or sent anywhere."
+            </p>
+            <div class="drop" class:dragging=move || dragging.get()
+                on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); dragging.set(true); }
+                on:dragleave=move |_| dragging.set(false)
+                on:drop=on_drop>
+                <label for="input">"A "<code>"kubectl get trainjobs,jobsets,workloads,pods,nodes -o yaml"</code>" (or "<code>"-o json"</code>") dump, or a downloaded snapshot — paste it, drop a file here, or "
+                    <input type="file" id="file" accept=".json,.yaml,.yml,.txt,application/json" on:change=on_pick />
+                </label>
+                <textarea id="input" rows="12" spellcheck="false" placeholder="apiVersion: v1\nkind: List\nitems: ..."
+                    prop:value=move || text.get()
+                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            </div>
+            <div class="overrides">
+                <label>"Mode "
+                    <select id="mode" on:change=move |ev| { mode.set(event_target_value(&ev)); if result.with_untracked(Option::is_some) { run() } }>
+                        <option value="auto">"as the input says"</option>
+                        <option value="plain">"plain"</option>
+                        <option value="kueue">"kueue"</option>
+                    </select>
+                </label>
+                <label>"Nodes readable "
+                    <select id="nodes" on:change=move |ev| { nodes.set(event_target_value(&ev)); if result.with_untracked(Option::is_some) { run() } }>
+                        <option value="auto">"as the input says"</option>
+                        <option value="yes">"yes"</option>
+                        <option value="no">"no"</option>
+                    </select>
+                </label>
+                <button id="classify" class="primary" on:click=move |_| run()>"Classify"</button>
+                <button id="download" disabled=move || !result.with(|r| matches!(r, Some(Ok(c)) if c.store.is_some()))
+                    on:click=move |_| {
+                        let text = result.with_untracked(|r| match r { Some(Ok(c)) => c.store.as_ref().map(Store::snapshot_json), _ => None });
+                        if let Some(t) = text { super::live::download("snapshot.json", &t) }
+                    }>"Download snapshot"</button>
+            </div>
+        </section>
+        {results}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn yaml_dumps_classify_without_a_store() {
+        let dir = format!("{}/../../shared/dumps", env!("CARGO_MANIFEST_DIR"));
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let c = classify_input(&text, Header::default()).unwrap();
+                assert!(c.store.is_none());
+                let expected: Value = serde_json::from_str(
+                    &std::fs::read_to_string(p.with_extension("expected.json")).unwrap(),
+                )
+                .unwrap();
+                let got: Vec<Value> = c
+                    .rows
+                    .iter()
+                    .map(|r| serde_json::to_value(&r.observation).unwrap())
+                    .collect();
+                assert_eq!(Value::Array(got), expected, "{}", p.display());
+                seen += 1;
+            }
+        }
+        assert!(seen > 0);
+    }
+
+    #[test]
+    fn errors_show_line_and_column() {
+        let e = classify_input(
+            "{\n  \"kind\": \"Snapshot\",\n  \"mode\": 3\n}",
+            Header::default(),
+        )
+        .unwrap_err();
+        let t = error_text(&e);
+        assert!(t.starts_with("Line 3, column "), "{t}");
+    }
+
+    #[test]
+    fn overrides_read_the_selects() {
+        assert_eq!(overrides("auto", "auto"), Header::default());
+        assert_eq!(overrides("kueue", "no").mode, Some(Mode::Kueue));
+        assert_eq!(overrides("plain", "yes").nodes_readable, Some(true));
+    }
+}

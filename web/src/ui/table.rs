@@ -1,0 +1,259 @@
+//! The observation table, the counts bar and the filters, shared by the live
+//! dashboard and the offline page.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use classify_wasm::{CauseKind, Observation, State};
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::Nav;
+use crate::query::Filter;
+use crate::store::{ItemKey, Row};
+
+/// How long a changed row stays marked.
+pub const RECENT_MS: f64 = 5000.0;
+
+#[component]
+pub fn StateBadge(state: State) -> impl IntoView {
+    view! { <span class=format!("badge state-{}", state.as_str())>{state.as_str()}</span> }
+}
+
+#[component]
+pub fn CauseBadge(cause: CauseKind) -> impl IntoView {
+    view! { <span class=format!("badge cause-{}", cause.as_str())>{cause.as_str()}</span> }
+}
+
+fn held_text(o: &Observation) -> String {
+    match (o.held, o.hold_instance) {
+        (true, Some(i)) => format!("held #{i}"),
+        (true, None) => "held".into(),
+        (false, _) => String::new(),
+    }
+}
+
+fn execution_text(o: &Observation) -> String {
+    o.execution.map(|e| e.to_string()).unwrap_or_default()
+}
+
+/// Counts by state and by cause.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Counts {
+    pub total: usize,
+    pub states: BTreeMap<State, usize>,
+    pub causes: BTreeMap<CauseKind, usize>,
+}
+
+impl Counts {
+    pub fn of<'a>(rows: impl Iterator<Item = &'a Observation>) -> Counts {
+        let mut c = Counts::default();
+        for o in rows {
+            c.total += 1;
+            *c.states.entry(o.state).or_default() += 1;
+            *c.causes.entry(o.cause.kind).or_default() += 1;
+        }
+        c
+    }
+}
+
+/// The bar: one segment per state and per cause, sized by count; a click
+/// toggles that filter.
+#[component]
+pub fn Bar(#[prop(into)] counts: Signal<Counts>) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let states = move || {
+        let c = counts.get();
+        let selected = nav.view.with(|v| v.filter.states.clone());
+        State::ALL
+            .into_iter()
+            .filter_map(|s| c.states.get(&s).map(|n| (s, *n)))
+            .map(|(s, n)| {
+                let pct = 100.0 * n as f64 / c.total.max(1) as f64;
+                let on = selected.contains(&s);
+                view! {
+                    <button class=format!("seg state-{}", s.as_str()) class:on=on aria-pressed=on.to_string()
+                        title=format!("{n} {} — click to filter", s.as_str())
+                        style:flex-grow=format!("{pct:.3}")
+                        on:click=move |_| nav.replace(|v| v.filter.toggle_state(s))>
+                        {format!("{} {n}", s.as_str())}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
+    let causes = move || {
+        let c = counts.get();
+        let selected = nav.view.with(|v| v.filter.causes.clone());
+        CauseKind::ALL
+            .into_iter()
+            .filter_map(|s| c.causes.get(&s).map(|n| (s, *n)))
+            .map(|(s, n)| {
+                let pct = 100.0 * n as f64 / c.total.max(1) as f64;
+                let on = selected.contains(&s);
+                view! {
+                    <button class=format!("seg cause-{}", s.as_str()) class:on=on aria-pressed=on.to_string()
+                        title=format!("{n} {} — click to filter", s.as_str())
+                        style:flex-grow=format!("{pct:.3}")
+                        on:click=move |_| nav.replace(|v| v.filter.toggle_cause(s))>
+                        {format!("{} {n}", s.as_str())}
+                    </button>
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <section class="bars" aria-label="counts">
+            <div class="bar" role="group" aria-label="by state"><span class="bar-title">"state"</span>{states}</div>
+            <div class="bar" role="group" aria-label="by cause"><span class="bar-title">"cause"</span>{causes}</div>
+        </section>
+    }
+}
+
+fn tri(value: Option<bool>) -> &'static str {
+    match value {
+        None => "any",
+        Some(true) => "yes",
+        Some(false) => "no",
+    }
+}
+
+fn parse_tri(s: &str) -> Option<bool> {
+    match s {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+#[component]
+pub fn Filters(
+    #[prop(into)] shown: Signal<usize>,
+    #[prop(into)] total: Signal<usize>,
+) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let text = move || nav.view.with(|v| v.filter.text.clone());
+    let held = move || tri(nav.view.with(|v| v.filter.held));
+    let foreign = move || tri(nav.view.with(|v| v.filter.foreign));
+    let summary = move || {
+        let f = nav.view.with(|v| v.filter.clone());
+        let mut parts: Vec<String> = Vec::new();
+        if !f.states.is_empty() {
+            parts.push(format!(
+                "state: {}",
+                f.states
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !f.causes.is_empty() {
+            parts.push(format!(
+                "cause: {}",
+                f.causes
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        parts.join("; ")
+    };
+    view! {
+        <section class="filters" aria-label="filters">
+            <label>"Search "
+                <input type="search" id="filter-text" placeholder="job, name or detail" prop:value=text
+                    on:input=move |ev| { let t = event_target_value(&ev); nav.replace(|v| v.filter.text = t) } />
+            </label>
+            <label>"Held "
+                <select id="filter-held" prop:value=held on:change=move |ev| { let t = parse_tri(&event_target_value(&ev)); nav.replace(|v| v.filter.held = t) }>
+                    <option value="any">"any"</option><option value="yes">"yes"</option><option value="no">"no"</option>
+                </select>
+            </label>
+            <label>"Foreign "
+                <select id="filter-foreign" prop:value=foreign on:change=move |ev| { let t = parse_tri(&event_target_value(&ev)); nav.replace(|v| v.filter.foreign = t) }>
+                    <option value="any">"any"</option><option value="yes">"yes"</option><option value="no">"no"</option>
+                </select>
+            </label>
+            <span class="filter-summary">{summary}</span>
+            <span class="shown" id="shown-count">{move || format!("{} of {} shown", shown.get(), total.get())}</span>
+            <button id="clear-filters" disabled=move || nav.view.with(|v| v.filter.is_empty())
+                on:click=move |_| nav.replace(|v| v.filter = Filter::default())>"Clear filters"</button>
+        </section>
+    }
+}
+
+/// Moves the focus to the row above or below.
+fn focus_sibling(ev: &web_sys::KeyboardEvent, down: bool) {
+    let Some(tr) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let next = if down {
+        tr.next_element_sibling()
+    } else {
+        tr.previous_element_sibling()
+    };
+    if let Some(el) = next.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        ev.prevent_default();
+        let _ = el.focus();
+    }
+}
+
+fn row_view(r: Arc<Row>, now: Signal<f64>, on_open: Callback<ItemKey>) -> impl IntoView {
+    let o = &r.observation;
+    let key = r.key.clone();
+    let key2 = r.key.clone();
+    let changed = r.changed_at;
+    let recent = move || changed.is_some_and(|t| now.get() - t < RECENT_MS);
+    view! {
+        <tr tabindex="0" data-key=r.key.id() data-state=o.state.as_str() data-cause=o.cause.kind.as_str()
+            class:recent=recent
+            on:dblclick=move |_| on_open.run(key.clone())
+            on:keydown=move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
+                "ArrowDown" => focus_sibling(&ev, true),
+                "ArrowUp" => focus_sibling(&ev, false),
+                "Enter" => on_open.run(key2.clone()),
+                _ => {}
+            }>
+            <td class="job">{o.job.clone()}</td>
+            <td>{o.submission.clone()}</td>
+            <td class="object">
+                <button class="link open" on:click={let k = r.key.clone(); move |_| on_open.run(k.clone())}>
+                    <span class="kind">{o.object.kind.clone()}</span>" "{o.object.name.clone()}
+                </button>
+            </td>
+            <td><StateBadge state=o.state /></td>
+            <td><CauseBadge cause=o.cause.kind /></td>
+            <td>{held_text(o)}</td>
+            <td>{if o.foreign { "foreign" } else { "" }}</td>
+            <td class="exec">{execution_text(o)}</td>
+            <td class="detail">{o.cause.detail.clone()}</td>
+        </tr>
+    }
+}
+
+#[component]
+pub fn Table(
+    #[prop(into)] rows: Signal<Vec<Arc<Row>>>,
+    #[prop(into)] now: Signal<f64>,
+    on_open: Callback<ItemKey>,
+) -> impl IntoView {
+    view! {
+        <table class="obs" aria-label="observations">
+            <thead><tr>
+                <th scope="col">"job"</th><th scope="col">"submission"</th><th scope="col">"object"</th>
+                <th scope="col">"state"</th><th scope="col">"cause"</th><th scope="col">"held"</th>
+                <th scope="col">"foreign"</th><th scope="col">"execution"</th><th scope="col">"detail"</th>
+            </tr></thead>
+            <tbody>
+                <For each=move || rows.get() key=|r| (r.key.id(), r.revision) let:r>
+                    {row_view(r, now, on_open)}
+                </For>
+            </tbody>
+        </table>
+    }
+}
