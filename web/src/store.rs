@@ -595,12 +595,12 @@ impl Store {
             self.touched(k, &mut affected);
         }
         // Apply.
+        // In the order the stream's contract gives: deletes, then upserts.
+        for k in &keys[upserts.map_or(0, Vec::len)..] {
+            self.remove(k);
+        }
         for u in upserts.into_iter().flatten() {
             self.put(u.clone());
-        }
-        for (i, _) in deletes.into_iter().flatten().enumerate() {
-            let k = &keys[upserts.map_or(0, Vec::len) + i];
-            self.remove(k);
         }
         for c in change
             .get("captured")

@@ -1,0 +1,123 @@
+// Shared helpers of the end-to-end tests: Chromium through playwright-core,
+// the real dispatch-dash binary, and a small static server of dist/ (with the
+// same headers as the binary) for the pages that need no API.
+import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
+import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join, dirname, extname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = join(ROOT, 'dist');
+export const CASES = join(ROOT, '..', 'shared', 'cases');
+export const SHOTS = join(ROOT, 'artifacts', 'screenshots');
+export const BINARY = process.env.DISPATCH_DASH_BIN ?? join(ROOT, 'target', 'release', 'dispatch-dash');
+
+const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find(existsSync);
+
+/** A fresh headless Chromium with its own profile directory. */
+export async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), 'dd-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const close = async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); };
+  return { context, close };
+}
+
+/** Records page errors and console errors (a broken wasm shows up there). */
+export function watchErrors(page) {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    // The browser logs a failed EventSource connection while the server is
+    // down on purpose; everything else counts.
+    if (m.type() === 'error' && !(page.__expectDisconnect && /ERR_CONNECTION_REFUSED|EventSource|net::/.test(m.text()))) {
+      errors.push(`console: ${m.text()}`);
+    }
+  });
+  return errors;
+}
+
+export async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+}
+
+/** The golden cases, read at test time. */
+export function cases() {
+  return readdirSync(CASES).filter((f) => f.endsWith('.json')).sort()
+    .map((f) => JSON.parse(readFileSync(join(CASES, f), 'utf8')));
+}
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+
+/** The CSP the binary sends (server/src/assets.rs), computed the same way. */
+export function csp(html) {
+  const hashes = [...html.matchAll(/<script([^>]*)>([\s\S]*?)<\/script>/g)]
+    .filter((m) => !/ src=/.test(m[1]))
+    .map((m) => `'sha256-${createHash('sha256').update(m[2]).digest('base64')}'`);
+  return `default-src 'self'; script-src 'self' 'wasm-unsafe-eval' ${hashes.join(' ')}; style-src 'self'; `
+    + "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    + "form-action 'self'; frame-ancestors 'none'";
+}
+
+/** Serves dist/ like the binary does; `api(req, res)` answers /api paths. */
+export async function serveDist(api) {
+  const index = readFileSync(join(DIST, 'index.html'), 'utf8');
+  const policy = csp(index);
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    if (path.startsWith('/api/')) {
+      if (api) return api(req, res, path);
+      res.writeHead(404); return res.end();
+    }
+    let file = join(DIST, path);
+    if (path === '/' || !extname(path)) file = join(DIST, 'index.html');
+    if (!file.startsWith(DIST) || !existsSync(file)) { res.writeHead(404); return res.end(); }
+    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-security-policy': policy, 'x-content-type-options': 'nosniff' });
+    res.end(readFileSync(file));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return { url, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+/** Starts `dispatch-dash serve --demo` and resolves with its URL once ready. */
+export async function startServer(extra = [], listen = '127.0.0.1:0') {
+  const child = spawn(BINARY, ['serve', '--demo', '--listen', listen, ...extra],
+    { env: { ...process.env, RUST_LOG: 'info', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL logged in 60 s:\n${log}`)), 60_000);
+    const read = (chunk) => {
+      log += chunk;
+      const m = log.match(/serving on (http:\/\/[^\s/]+)\//);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}:\n${log}`)); });
+  });
+  // Ready once every watch has listed.
+  for (let i = 0; i < 300; i++) {
+    const r = await fetch(`${url}/readyz`).catch(() => null);
+    if (r?.ok) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  return { url, child, stop, log: () => log };
+}

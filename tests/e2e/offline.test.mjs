@@ -1,0 +1,89 @@
+// The offline page: golden cases pasted and classified in the browser,
+// with no request; bad input shows its line and column.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, watchErrors, serveDist, cases, shot } from './helpers.mjs';
+
+let browser, site;
+before(async () => { browser = await launch(); site = await serveDist(); });
+after(async () => { await browser?.close(); await site?.close(); });
+
+async function openOffline() {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${site.url}/offline`);
+  await page.waitForSelector('#privacy');
+  const requests = [];
+  page.on('request', (r) => requests.push(r.url()));
+  return { page, errors, requests };
+}
+
+test('golden cases: state, cause and detail shown equal expected', async () => {
+  const { page, errors, requests } = await openOffline();
+  const all = cases();
+  assert.ok(all.length >= 5);
+  for (const c of all) {
+    await page.fill('#input', JSON.stringify(c.snapshot, null, 2));
+    await page.click('#classify');
+    if (c.expected.length === 0) {
+      await page.waitForSelector('#empty');
+      continue;
+    }
+    await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, c.expected.length);
+    for (const o of c.expected) {
+      const key = `${o.object.kind}/${o.object.namespace}/${o.object.name}`;
+      const row = page.locator(`table.obs tbody tr[data-key="${key}"]`);
+      assert.equal(await row.count(), 1, `${c.name}: row ${key}`);
+      assert.equal(await row.getAttribute('data-state'), o.state, `${c.name}: state of ${key}`);
+      assert.equal(await row.getAttribute('data-cause'), o.cause.kind, `${c.name}: cause of ${key}`);
+      assert.equal(await row.locator('td.detail').textContent(), o.cause.detail, `${c.name}: detail of ${key}`);
+      // The badges carry the words, not only a colour.
+      assert.equal((await row.locator('.badge').first().textContent()).trim(), o.state);
+    }
+  }
+  assert.deepEqual(requests, [], 'the offline page makes no request');
+  await shot(page, 'offline-table');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('bad input shows the error with its line and column', async () => {
+  const { page, errors, requests } = await openOffline();
+  await page.fill('#input', '{\n  "kind": "Snapshot",\n  "mode": "sideways",\n  "items": []\n}');
+  await page.click('#classify');
+  const text = await page.locator('#input-error').textContent();
+  assert.match(text, /^Line 3, column \d+: .*mode/);
+  await page.fill('#input', 'items:\n  - kind: Pod\n    metadata: [oops\n');
+  await page.click('#classify');
+  assert.match(await page.locator('#input-error').textContent(), /^Line \d+, column \d+: /);
+  await shot(page, 'offline-error');
+  assert.deepEqual(requests, []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('keyboard: arrows move along rows, Enter opens the explanation; overrides re-classify', async () => {
+  const { page, errors } = await openOffline();
+  const c = cases().find((x) => x.name === 'failed-oom-earliest');
+  await page.fill('#input', JSON.stringify(c.snapshot));
+  await page.click('#classify');
+  await page.waitForSelector('table.obs tbody tr');
+  await page.locator('table.obs tbody tr').first().focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#decided-by');
+  assert.match(page.url(), /\/offline\?.*kind=TrainJob&name=/);
+  assert.ok((await page.locator('#decided-by').textContent()).length > 10);
+  assert.equal(await page.locator('svg.timeline .mark[data-winner="true"]').count(), 1);
+  await page.click('#objects summary');
+  assert.match(await page.locator('#objects pre').textContent(), /kind: TrainJob/);
+  await shot(page, 'offline-explain');
+  await page.goBack();
+  await page.waitForSelector('table.obs');
+  // The mode override changes the classification input, and is applied.
+  await page.selectOption('#mode', 'kueue');
+  await page.waitForSelector('table.obs tbody tr');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
