@@ -3,5 +3,6 @@
 
 #![forbid(unsafe_code)]
 
+pub mod assets;
 pub mod classify_cmd;
 pub mod serve;
