@@ -1,1 +1,5 @@
-//! Workspace-level integration tests live in tests/tests/.
+//! Workspace-level tests. The Rust ones are in `tests/tests/`: they drive
+//! several crates together (the emulator's scenario through the engine). The
+//! browser tests are in `tests/e2e/` and run with Node (see the README).
+
+#![forbid(unsafe_code)]
