@@ -21,11 +21,14 @@ const KINDS: [Kind; 6] = [
     Kind::Node,
 ];
 
+/// A verdict as the test compares it: state, cause kind, provenance.
+type Verdict = (State, CauseKind, Option<&'static str>);
+
 /// What the stories showed over the run: per story, every (state, cause,
 /// provenance) seen, and whether an orphan or a new execution appeared.
 #[derive(Default)]
 struct Seen {
-    verdicts: BTreeMap<String, BTreeSet<(State, CauseKind, Option<&'static str>)>>,
+    verdicts: BTreeMap<String, BTreeSet<Verdict>>,
     orphans: BTreeSet<String>,
     restarted: BTreeSet<String>,
 }
