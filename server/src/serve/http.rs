@@ -514,6 +514,90 @@ async fn watch_job(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::hub::Scope;
+    use crate::serve::store::StoreLimits;
+    use axum::http::Request as HttpRequest;
+    use classify_wasm::Mode;
+    use tower::ServiceExt;
+
+    fn state(token: Option<&str>) -> (AppState, watch::Sender<bool>) {
+        let (tx, rx) = watch::channel(false);
+        let hub = Hub::new(
+            Mode::Plain,
+            Scope::Namespaces(vec!["team-a".into()]),
+            StoreLimits::default(),
+        );
+        let state = AppState {
+            hub: Arc::new(hub),
+            token: token.map(Arc::from),
+            max_sse_clients: 4,
+            sse_clients: Arc::new(AtomicUsize::new(0)),
+            shutdown: rx,
+        };
+        (state, tx)
+    }
+
+    async fn call(router: Router, uri: &str, auth: Option<&str>) -> (StatusCode, String) {
+        let mut request = HttpRequest::get(uri);
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let response = router
+            .oneshot(request.body(Body::empty()).expect("request"))
+            .await
+            .expect("infallible");
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .expect("body");
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn health_readiness_and_errors_without_a_cluster() {
+        let (state, _tx) = state(None);
+        let router = app(state);
+        assert_eq!(
+            call(router.clone(), "/healthz", None).await,
+            (StatusCode::OK, "ok".into())
+        );
+        let (status, body) = call(router.clone(), "/readyz", None).await;
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no watch has listed yet"
+        );
+        assert!(body.contains("\"ready\":false"));
+        let (status, body) = call(router.clone(), "/api/v1/namespaces/other/snapshot", None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(body, r#"{"error":"namespace is not watched"}"#);
+        let (status, body) =
+            call(router.clone(), "/api/v1/namespaces/team-a/jobs/llm-1", None).await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "[]"));
+        let (status, body) = call(router, "/api/v1/namespaces/team-a/snapshot", None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            body,
+            r#"{"kind":"Snapshot","mode":"plain","nodesReadable":true,"items":[],"captured":[]}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn the_token_guards_the_api_only_and_assets_take_the_rest() {
+        let (state, _tx) = state(Some("t0ken"));
+        let assets = tower::service_fn(|_request: Request| async {
+            Ok::<_, Infallible>("the web UI".into_response())
+        });
+        let router = with_assets(app(state), assets);
+        let (status, _) = call(router.clone(), "/api/v1/namespaces", None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, _) = call(router.clone(), "/api/v1/namespaces", Some("Bearer t0ken")).await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, body) = call(router.clone(), "/", None).await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "the web UI"));
+        let (status, _) = call(router, "/metrics", None).await;
+        assert_eq!(status, StatusCode::OK);
+    }
 
     #[test]
     fn token_comparison_is_exact() {

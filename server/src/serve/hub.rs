@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::metrics::Metrics;
-use super::projection::ObjectKind;
+use super::projection::{ObjectKind, StoredObject};
 use super::store::{CapturedPod, Delta, JobKey, Store, StoreLimits, WatchEvent};
 use super::view::{self, SnapshotHeader};
 
@@ -375,42 +375,59 @@ fn new_stream(last_id: u64) -> NamespaceStream {
 /// The net effect of a batch on one namespace's stream.
 #[derive(Default)]
 struct NamespaceChange {
-    objects: BTreeMap<(ObjectKind, String), Option<Value>>,
+    /// The final state of each object touched: `None` when deleted.
+    objects: BTreeMap<(ObjectKind, String), Option<Arc<StoredObject>>>,
+    /// The identity of each deleted object.
     deletes: BTreeMap<(ObjectKind, String), Value>,
     captured: BTreeMap<(String, String), Option<Arc<CapturedPod>>>,
     nodes_readable: Option<bool>,
 }
 
 impl NamespaceChange {
-    fn to_json(&self) -> Value {
-        let upserts: Vec<Value> = self.objects.values().flatten().cloned().collect();
-        let deletes: Vec<Value> = self
+    /// The `change` event's data. Projections are spliced in as the JSON
+    /// text they are stored as, not parsed and written again.
+    fn to_json(&self) -> String {
+        let mut out = String::with_capacity(1024);
+        out.push_str("{\"upserts\":[");
+        for (i, object) in self.objects.values().flatten().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&object.json);
+        }
+        out.push_str("],\"deletes\":");
+        let deletes: Vec<&Value> = self
             .objects
             .iter()
             .filter(|(_, v)| v.is_none())
-            .filter_map(|(k, _)| self.deletes.get(k).cloned())
+            .filter_map(|(k, _)| self.deletes.get(k))
             .collect();
-        let mut captured = Vec::new();
+        out.push_str(&serde_json::to_string(&deletes).unwrap_or_else(|_| "[]".into()));
+        out.push_str(",\"captured\":[");
         let mut dropped = Vec::new();
+        let mut first = true;
         for ((trainjob_uid, pod_uid), entry) in &self.captured {
             match entry {
                 Some(c) => {
-                    let mut text = String::new();
-                    view::write_captured(&mut text, c);
-                    captured.push(serde_json::from_str(&text).unwrap_or(Value::Null));
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    view::write_captured(&mut out, c);
                 }
                 None => dropped.push(json!({"trainJobUID": trainjob_uid, "podUID": pod_uid})),
             }
         }
-        let mut out = json!({
-            "upserts": upserts,
-            "deletes": deletes,
-            "captured": captured,
-            "capturedDropped": dropped,
-        });
+        out.push_str("],\"capturedDropped\":");
+        out.push_str(&serde_json::to_string(&dropped).unwrap_or_else(|_| "[]".into()));
         if let Some(readable) = self.nodes_readable {
-            out["nodesReadable"] = Value::Bool(readable);
+            out.push_str(if readable {
+                ",\"nodesReadable\":true"
+            } else {
+                ",\"nodesReadable\":false"
+            });
         }
+        out.push('}');
         out
     }
 }
@@ -434,7 +451,7 @@ fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
                         .entry(ns)
                         .or_default()
                         .objects
-                        .insert((o.kind, o.name.clone()), Some(o.value()));
+                        .insert((o.kind, o.name.clone()), Some(o.clone()));
                 }
             }
             Delta::Delete(o) => {
@@ -483,7 +500,7 @@ fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
         let id = streams.last_id;
         let frame = Frame {
             id,
-            bytes: encode_event(Some(id), "change", &change.to_json().to_string()),
+            bytes: encode_event(Some(id), "change", &change.to_json()),
             born,
         };
         stream.ring.push_back(frame.clone());
