@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this script): installs
+# what it needs first (scripts/setup.sh), then lints, builds the web client,
+# and runs the native, wasm and browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/setup.sh
+export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# Trunk's and the tests' errors are long enough without backtraces.
+export RUST_BACKTRACE=0
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy (native)"
+cargo clippy --all-targets -- -D warnings
+
+step "clippy (wasm32: the engine and the web client)"
+cargo clippy -p classify-wasm --lib --tests --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p web --all-targets --target wasm32-unknown-unknown -- -D warnings
+
+step "web client (Trunk, release); the server embeds it"
+./scripts/build-web.sh
+
+step "native tests: engine, CLI, server, emulator, workspace"
+cargo test
+
+step "wasm tests: the engine in Node, every case through the JS boundary"
+cargo test -p classify-wasm --target wasm32-unknown-unknown
+
+step "browser tests: headless Chromium against the real server"
+./scripts/test-e2e.sh
