@@ -272,7 +272,9 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
     };
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
-    let app = http::app(state);
+    // The web client, embedded at build time, answers every path the API
+    // does not route.
+    let app = http::with_assets(http::app(state), crate::assets::router());
     let mut stop = shutdown_rx;
     let http = tokio::spawn(async move {
         axum::serve(listener, app)
