@@ -121,3 +121,41 @@ export async function startServer(extra = [], listen = '127.0.0.1:0') {
   });
   return { url, child, stop, log: () => log };
 }
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/**
+ * Where the browser should load the UI from: the binary itself when it
+ * serves the embedded UI, otherwise dist/ with /api proxied to the binary
+ * (for a binary whose router does not mount assets yet).
+ */
+export async function uiFor(apiUrl) {
+  const r = await fetch(`${apiUrl}/`).catch(() => null);
+  const html = r && r.ok && (r.headers.get('content-type') ?? '').startsWith('text/html');
+  if (html) return { url: apiUrl, proxied: false, close: async () => {} };
+  const target = new URL(apiUrl);
+  const { request } = await import('node:http');
+  const site = await serveDist((req, res) => {
+    const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method,
+      headers: { ...req.headers, host: target.host } }, (r2) => {
+      res.writeHead(r2.statusCode, r2.headers);
+      r2.pipe(res);
+    });
+    up.on('error', () => { if (!res.headersSent) res.writeHead(502); res.end(); });
+    req.pipe(up);
+  });
+  return { ...site, proxied: true };
+}
+
+/** The page's address as the page itself has it now (Playwright's page.url()
+ * learns of history.replaceState asynchronously). */
+export function href(page) {
+  return page.evaluate(() => location.href);
+}

@@ -2,7 +2,7 @@
 // with no request; bad input shows its line and column.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, watchErrors, serveDist, cases, shot } from './helpers.mjs';
+import { href, launch, watchErrors, serveDist, cases, shot } from './helpers.mjs';
 
 let browser, site;
 before(async () => { browser = await launch(); site = await serveDist(); });
@@ -73,7 +73,7 @@ test('keyboard: arrows move along rows, Enter opens the explanation; overrides r
   await page.keyboard.press('ArrowUp');
   await page.keyboard.press('Enter');
   await page.waitForSelector('#decided-by');
-  assert.match(page.url(), /\/offline\?.*kind=TrainJob&name=/);
+  assert.match((await href(page)), /\/offline\?.*kind=TrainJob&name=/);
   assert.ok((await page.locator('#decided-by').textContent()).length > 10);
   assert.equal(await page.locator('svg.timeline .mark[data-winner="true"]').count(), 1);
   await page.click('#objects summary');

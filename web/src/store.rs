@@ -74,6 +74,8 @@ pub struct Row {
     /// Milliseconds (the caller's clock) of the last change; `None` for rows
     /// as first loaded.
     pub changed_at: Option<f64>,
+    /// Unique among the store's rows, and new whenever the observation
+    /// changes: the table's key.
     pub revision: u64,
 }
 

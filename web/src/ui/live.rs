@@ -63,6 +63,20 @@ struct Live {
     conn: RwSignal<Conn>,
     holder: StoredValue<Option<Connection>, LocalStorage>,
     generation: StoredValue<u64>,
+    repaint_pending: StoredValue<bool>,
+}
+
+/// Tells the views the store changed, once per animation frame however many
+/// `change` events arrived in between: a burst of events costs one re-render.
+fn schedule_repaint(live: Live) {
+    if live.repaint_pending.get_value() {
+        return;
+    }
+    live.repaint_pending.set_value(true);
+    request_animation_frame(move || {
+        live.repaint_pending.set_value(false);
+        live.store.notify();
+    });
 }
 
 fn message_text(e: &web_sys::Event) -> Option<String> {
@@ -95,10 +109,13 @@ fn connect(live: Live, ns: String, generation: u64) {
         if let Some(change) = message_text(&e).and_then(|t| serde_json::from_str::<Value>(&t).ok())
         {
             let now = now_ms();
-            live.store.update(|s| {
+            live.store.update_untracked(|s| {
                 s.apply_change(&change, now);
             });
-            live.conn.set(Conn::Live);
+            schedule_repaint(live);
+            if live.conn.get_untracked() != Conn::Live {
+                live.conn.set(Conn::Live);
+            }
         }
     });
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
@@ -192,6 +209,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         conn: RwSignal::new(Conn::Connecting),
         holder: StoredValue::new_local(None),
         generation: StoredValue::new(0),
+        repaint_pending: StoredValue::new(false),
     };
     let namespaces: RwSignal<Option<Result<Vec<String>, String>>> = RwSignal::new(None);
     leptos::task::spawn_local(async move {

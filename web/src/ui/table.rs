@@ -210,7 +210,7 @@ fn row_view(r: Arc<Row>, now: Signal<f64>, on_open: Callback<ItemKey>) -> impl I
     let changed = r.changed_at;
     let recent = move || changed.is_some_and(|t| now.get() - t < RECENT_MS);
     view! {
-        <tr tabindex="0" data-key=r.key.id() data-state=o.state.as_str() data-cause=o.cause.kind.as_str()
+        <tr role="row" tabindex="0" data-key=r.key.id() data-state=o.state.as_str() data-cause=o.cause.kind.as_str()
             class:recent=recent
             on:dblclick=move |_| on_open.run(key.clone())
             on:keydown=move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
@@ -219,19 +219,19 @@ fn row_view(r: Arc<Row>, now: Signal<f64>, on_open: Callback<ItemKey>) -> impl I
                 "Enter" => on_open.run(key2.clone()),
                 _ => {}
             }>
-            <td class="job">{o.job.clone()}</td>
-            <td>{o.submission.clone()}</td>
-            <td class="object">
+            <td role="cell" class="job">{o.job.clone()}</td>
+            <td role="cell">{o.submission.clone()}</td>
+            <td role="cell" class="object">
                 <button class="link open" on:click={let k = r.key.clone(); move |_| on_open.run(k.clone())}>
                     <span class="kind">{o.object.kind.clone()}</span>" "{o.object.name.clone()}
                 </button>
             </td>
-            <td><StateBadge state=o.state /></td>
-            <td><CauseBadge cause=o.cause.kind /></td>
-            <td>{held_text(o)}</td>
-            <td>{if o.foreign { "foreign" } else { "" }}</td>
-            <td class="exec">{execution_text(o)}</td>
-            <td class="detail">{o.cause.detail.clone()}</td>
+            <td role="cell"><StateBadge state=o.state /></td>
+            <td role="cell"><CauseBadge cause=o.cause.kind /></td>
+            <td role="cell">{held_text(o)}</td>
+            <td role="cell">{if o.foreign { "foreign" } else { "" }}</td>
+            <td role="cell" class="exec">{execution_text(o)}</td>
+            <td role="cell" class="detail">{o.cause.detail.clone()}</td>
         </tr>
     }
 }
@@ -243,14 +243,14 @@ pub fn Table(
     on_open: Callback<ItemKey>,
 ) -> impl IntoView {
     view! {
-        <table class="obs" aria-label="observations">
-            <thead><tr>
-                <th scope="col">"job"</th><th scope="col">"submission"</th><th scope="col">"object"</th>
-                <th scope="col">"state"</th><th scope="col">"cause"</th><th scope="col">"held"</th>
-                <th scope="col">"foreign"</th><th scope="col">"execution"</th><th scope="col">"detail"</th>
+        <table class="obs" role="table" aria-label="observations">
+            <thead role="rowgroup"><tr role="row">
+                <th scope="col" role="columnheader">"job"</th><th scope="col" role="columnheader">"submission"</th><th scope="col" role="columnheader">"object"</th>
+                <th scope="col" role="columnheader">"state"</th><th scope="col" role="columnheader">"cause"</th><th scope="col" role="columnheader">"held"</th>
+                <th scope="col" role="columnheader">"foreign"</th><th scope="col" role="columnheader">"execution"</th><th scope="col" role="columnheader">"detail"</th>
             </tr></thead>
-            <tbody>
-                <For each=move || rows.get() key=|r| (r.key.id(), r.revision) let:r>
+            <tbody role="rowgroup">
+                <For each=move || rows.get() key=|r| r.revision let:r>
                     {row_view(r, now, on_open)}
                 </For>
             </tbody>

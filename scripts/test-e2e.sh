@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# End-to-end tests in headless Chromium: builds the web UI (dist/) and the
+# server (release, embedding dist/), then runs the Node tests in tests/e2e/
+# (offline page, live dashboard against `dispatch-dash serve --demo`, budgets).
+# Screenshots go to artifacts/screenshots/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build-web.sh
+RUST_BACKTRACE=0 cargo build -p dispatch-dash --release
+node --test --test-concurrency=1 tests/e2e/ "$@"
