@@ -26,6 +26,9 @@ test('live dashboard: rows, live change, filter in the URL, explanation, reconne
   assert.match(await page.locator('#connection').textContent(), /live/);
   assert.match((await href(page)), /\?ns=/, 'the namespace is in the URL');
   await shot(page, 'live-dashboard');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'live-dashboard-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
 
   // An observation changes state while we watch.
   const before = await page.$$eval(rows, (trs) => Object.fromEntries(trs.map((t) => [t.dataset.key, t.dataset.state])));
@@ -43,6 +46,8 @@ test('live dashboard: rows, live change, filter in the URL, explanation, reconne
   assert.equal(await page.locator('svg.timeline .mark[data-winner="true"]').count(), 1, `winner of ${key}`);
   assert.equal(await page.locator('table.findings tr.winner').count(), 1);
   await shot(page, 'live-explain');
+  await page.locator('#findings').scrollIntoViewIfNeeded();
+  await shot(page, 'live-explain-findings');
   // The explanation URL is shareable: a fresh page shows the same object.
   const explainUrl = (await href(page));
   const other = await browser.context.newPage();
@@ -57,8 +62,11 @@ test('live dashboard: rows, live change, filter in the URL, explanation, reconne
   await page.waitForSelector(rows);
 
   // A filter: click a state segment; the URL carries it and reproduces it.
-  const seg = page.locator('.bar .seg[class*="state-"]').first();
-  const state = (await seg.getAttribute('class')).match(/state-(\w+)/)[1];
+  // The state with the most rows, so that the living namespace still has
+  // some when the link is opened again.
+  const segs = await page.$$eval('.bar .seg[class*="state-"]', (bs) => bs.map((b) => b.textContent.trim().split(' ')));
+  const [state] = segs.sort((a, b) => Number(b[1]) - Number(a[1]))[0];
+  const seg = page.locator(`.bar .seg.state-${state}`);
   await seg.click();
   await page.fill('#filter-text', '-');
   assert.match((await href(page)), new RegExp(`state=${state}`));
