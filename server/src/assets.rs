@@ -26,11 +26,13 @@ pub struct Asset {
 
 /// Every embedded file.
 pub fn files() -> impl Iterator<Item = Asset> {
-    embedded::FILES.iter().map(|(path, bytes, content_type)| Asset {
-        path,
-        bytes,
-        content_type,
-    })
+    embedded::FILES
+        .iter()
+        .map(|(path, bytes, content_type)| Asset {
+            path,
+            bytes,
+            content_type,
+        })
 }
 
 /// The Content-Security-Policy of every response: only this origin, wasm
@@ -125,7 +127,10 @@ pub fn respond(files: &[Asset], csp: &str, method: &Method, path: &str) -> Respo
     if let Ok(v) = HeaderValue::from_str(csp) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
@@ -134,7 +139,8 @@ pub fn respond(files: &[Asset], csp: &str, method: &Method, path: &str) -> Respo
 /// router, so that API routes keep precedence.
 pub fn router() -> Router {
     let files: &'static [Asset] = Box::leak(files().collect::<Vec<_>>().into_boxed_slice());
-    let csp: &'static str = Box::leak(content_security_policy(embedded::SCRIPT_HASHES).into_boxed_str());
+    let csp: &'static str =
+        Box::leak(content_security_policy(embedded::SCRIPT_HASHES).into_boxed_str());
     Router::new().fallback(move |request: Request| async move {
         respond(files, csp, request.method(), request.uri().path())
     })
@@ -158,7 +164,10 @@ mod tests {
     ];
 
     fn header<'r>(r: &'r Response, name: header::HeaderName) -> &'r str {
-        r.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+        r.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
     }
 
     #[test]
@@ -178,10 +187,22 @@ mod tests {
             assert!(policy.contains("script-src 'self' 'wasm-unsafe-eval' 'sha256-abc='"));
             assert!(!policy.contains("unsafe-inline"));
         }
-        assert_eq!(respond(TABLE, &csp, &Method::GET, "/missing.js").status(), StatusCode::NOT_FOUND);
-        assert_eq!(respond(TABLE, &csp, &Method::GET, "/api/v1/nope").status(), StatusCode::NOT_FOUND);
-        assert_eq!(respond(TABLE, &csp, &Method::POST, "/").status(), StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(respond(&[], &csp, &Method::GET, "/").status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            respond(TABLE, &csp, &Method::GET, "/missing.js").status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            respond(TABLE, &csp, &Method::GET, "/api/v1/nope").status(),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            respond(TABLE, &csp, &Method::POST, "/").status(),
+            StatusCode::METHOD_NOT_ALLOWED
+        );
+        assert_eq!(
+            respond(&[], &csp, &Method::GET, "/").status(),
+            StatusCode::NOT_FOUND
+        );
     }
 
     #[test]

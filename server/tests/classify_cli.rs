@@ -267,8 +267,18 @@ fn missing_file_is_an_error_not_a_panic() {
 fn the_example_dump_in_the_repo_classifies() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/team-a.yaml");
     let out = classify_file(&example, &["-o", "json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let observations: Vec<classify_wasm::Observation> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let observations: Vec<classify_wasm::Observation> =
+        serde_json::from_slice(&out.stdout).unwrap();
     assert!(observations.iter().any(|o| o.object.kind == "TrainJob"));
-    assert!(observations.iter().any(|o| o.object.kind != "TrainJob" && o.foreign), "the example shows orphans");
+    assert!(
+        observations
+            .iter()
+            .any(|o| o.object.kind != "TrainJob" && o.foreign),
+        "the example shows orphans"
+    );
 }
