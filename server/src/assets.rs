@@ -163,7 +163,7 @@ mod tests {
         },
     ];
 
-    fn header<'r>(r: &'r Response, name: header::HeaderName) -> &'r str {
+    fn header(r: &Response, name: header::HeaderName) -> &str {
         r.headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
