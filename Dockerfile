@@ -2,6 +2,7 @@
 # toolchain, run from a minimal non-root base.
 FROM rust:1.89-bookworm AS build
 WORKDIR /src
+# dist/ (the web client, from scripts/build-web.sh) is embedded by server/build.rs.
 COPY . .
 RUN cargo build --release -p dispatch-dash --bin dispatch-dash \
  && cp target/release/dispatch-dash /dispatch-dash
