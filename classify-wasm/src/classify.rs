@@ -983,19 +983,19 @@ fn orphan_trace(o: &Orphan<'_, '_>) -> Trace {
     }
 }
 
-/// Sort key: namespace, job, TrainJobs before orphans, kind, name (stable).
+/// Sort key: namespace, job, TrainJobs before orphans, kind, name. `str`
+/// compares by UTF-8 bytes, and the caller's sort is stable.
 fn order(a: &Observation, b: &Observation) -> std::cmp::Ordering {
-    let key = |o: &Observation| {
+    fn key(o: &Observation) -> (&str, &str, bool, &str, &str) {
         (
-            o.object.namespace.as_bytes().to_vec(),
-            o.job.as_bytes().to_vec(),
+            o.object.namespace.as_str(),
+            o.job.as_str(),
             o.object.kind != "TrainJob",
+            o.object.kind.as_str(),
+            o.object.name.as_str(),
         )
-    };
-    key(a)
-        .cmp(&key(b))
-        .then_with(|| a.object.kind.as_bytes().cmp(b.object.kind.as_bytes()))
-        .then_with(|| a.object.name.as_bytes().cmp(b.object.name.as_bytes()))
+    }
+    key(a).cmp(&key(b))
 }
 
 fn orphans<'s, 'a>(
@@ -1117,6 +1117,13 @@ fn condition_fact(owner: &str, conds: &Conditions<'_>, kind: &str) -> String {
             }
             s
         }
+    }
+}
+
+fn workload_condition_fact(sel: &Selection<'_, '_>, kind: &str) -> String {
+    match sel.workload {
+        Some(w) => condition_fact("Workload", &w.conditions, kind),
+        None => format!("Workload condition {kind}: no Workload"),
     }
 }
 
@@ -1289,13 +1296,7 @@ fn trace(
         CauseRule::Eviction => (
             "6c",
             "a Kueue eviction",
-            vec![condition_fact(
-                "Workload",
-                &sel.workload
-                    .map(|w| w.conditions.clone())
-                    .unwrap_or_default(),
-                "Evicted",
-            )],
+            vec![workload_condition_fact(sel, "Evicted")],
         ),
         CauseRule::Otherwise => ("6d", "otherwise none", {
             let mut f = finding_facts();
@@ -1307,13 +1308,7 @@ fn trace(
                 "b: every Node of a live current pod is Ready (or not in the dump)".to_string()
             });
             if kueue {
-                f.push(condition_fact(
-                    "Workload",
-                    &sel.workload
-                        .map(|w| w.conditions.clone())
-                        .unwrap_or_default(),
-                    "Evicted",
-                ));
+                f.push(workload_condition_fact(sel, "Evicted"));
             }
             f
         }),
