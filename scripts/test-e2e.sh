@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end tests in headless Chromium: builds the web UI (dist/) and the
 # server (release, embedding dist/), then runs the Node tests in tests/e2e/
-# (offline page, live dashboard against `dispatch-dash serve --demo`, budgets).
+# (offline page, live dashboard against `dispatch-dash serve --demo`, the size
+# budget). The timed budgets are a benchmark: scripts/bench-web.sh.
 # Screenshots go to artifacts/screenshots/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -70,8 +70,9 @@ export function csp(html) {
     + "form-action 'self'; frame-ancestors 'none'";
 }
 
-/** Serves dist/ like the binary does; `api(req, res)` answers /api paths. */
-export async function serveDist(api) {
+/** Serves dist/ like the binary does; `api(req, res)` answers /api paths;
+ * `pages` maps other paths to `{ type, body }` (served without the CSP). */
+export async function serveDist(api, pages = {}) {
   const index = readFileSync(join(DIST, 'index.html'), 'utf8');
   const policy = csp(index);
   const server = createServer((req, res) => {
@@ -79,6 +80,10 @@ export async function serveDist(api) {
     if (path.startsWith('/api/')) {
       if (api) return api(req, res, path);
       res.writeHead(404); return res.end();
+    }
+    if (Object.hasOwn(pages, path)) {
+      res.writeHead(200, { 'content-type': pages[path].type, 'cache-control': 'no-store' });
+      return res.end(pages[path].body);
     }
     let file = join(DIST, path);
     if (path === '/' || !extname(path)) file = join(DIST, 'index.html');

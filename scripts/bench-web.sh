@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Benchmark of the web client's timed budgets (first useful paint and change
+# to repaint with 1,000 TrainJobs) in headless Chromium, each with a ratio
+# against a plain-JS baseline measured in the same run; see
+# tests/e2e/bench/budgets.mjs. Not part of CI: it exits non-zero only when
+# something is broken, never for a missed goal.
+# Builds the web UI (dist/) and the server (release), like test-e2e.sh.
+#   ./scripts/bench-web.sh [--rounds N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/build-web.sh >/dev/null
+RUST_BACKTRACE=0 cargo build -p dispatch-dash --release
+node tests/e2e/bench/budgets.mjs "$@"
