@@ -16,5 +16,6 @@ pub mod yaml;
 
 /// Mounts the app on the page's body.
 pub fn mount() {
+    ui::mark("wasm-start");
     leptos::mount::mount_to_body(ui::App);
 }

@@ -13,7 +13,7 @@
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use classify_wasm::{Explanation, InputError, Mode, Observation, Options};
 use serde_json::{Map, Value};
@@ -50,6 +50,13 @@ impl ItemKey {
     pub fn id(&self) -> String {
         format!("{}/{}/{}", self.kind, self.namespace, self.name)
     }
+
+    /// The key an [`ItemKey::id`] was written from. Kinds and namespaces
+    /// hold no `/`, so the name is everything after the second one.
+    pub fn parse_id(id: &str) -> Option<ItemKey> {
+        let mut parts = id.splitn(3, '/');
+        Some(ItemKey::new(parts.next()?, parts.next()?, parts.next()?))
+    }
 }
 
 /// The order of section 3: namespace, job, TrainJobs before orphans, kind, name.
@@ -82,8 +89,9 @@ pub struct Row {
 #[derive(Debug, Clone)]
 struct Item {
     value: Value,
-    /// The item as JSON text, written once.
-    json: String,
+    /// The item as JSON text, written once, when a sub-snapshot first needs
+    /// it (a first load classifies the text it was given, so it needs none).
+    json: OnceLock<String>,
     tokens: Vec<String>,
     node_name: Option<String>,
 }
@@ -94,7 +102,20 @@ struct Captured {
     pod_uid: String,
     /// The whole `captured` entry as the server sent it.
     value: Value,
-    json: String,
+    /// As JSON text, written when first needed.
+    json: OnceLock<String>,
+}
+
+impl Item {
+    fn json(&self) -> &str {
+        self.json.get_or_init(|| self.value.to_string())
+    }
+}
+
+impl Captured {
+    fn json(&self) -> &str {
+        self.json.get_or_init(|| self.value.to_string())
+    }
 }
 
 /// The snapshot header: what the server (or the user) says about the mode
@@ -250,8 +271,10 @@ impl Store {
         })?;
         let mut store = Store::default();
         let mut header = overrides;
-        let items: Vec<Value> = match &doc {
-            Value::Object(m) if m.get("kind").and_then(Value::as_str) == Some("Snapshot") => {
+        // The document is taken apart, not copied: its items move into the store.
+        let kind = doc.get("kind").and_then(Value::as_str).map(str::to_string);
+        let items: Vec<Value> = match doc {
+            Value::Object(mut m) if kind.as_deref() == Some("Snapshot") => {
                 if header.mode.is_none() {
                     header.mode = m
                         .get("mode")
@@ -261,26 +284,22 @@ impl Store {
                 if header.nodes_readable.is_none() {
                     header.nodes_readable = m.get("nodesReadable").and_then(Value::as_bool);
                 }
-                for c in m
-                    .get("captured")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    store.put_captured(c.clone());
+                if let Some(Value::Array(captured)) = m.remove("captured") {
+                    for c in captured {
+                        store.put_captured(c);
+                    }
                 }
-                m.get("items")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default()
+                match m.remove("items") {
+                    Some(Value::Array(a)) => a,
+                    _ => Vec::new(),
+                }
             }
-            Value::Object(m) if m.get("kind").and_then(Value::as_str) == Some("List") => m
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            Value::Array(a) => a.clone(),
-            other => vec![other.clone()],
+            Value::Object(mut m) if kind.as_deref() == Some("List") => match m.remove("items") {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            },
+            Value::Array(a) => a,
+            other => vec![other],
         };
         store.header = header;
         for item in items {
@@ -305,12 +324,11 @@ impl Store {
             .to_string();
         self.captured
             .retain(|c| !(c.trainjob_uid == trainjob_uid && c.pod_uid == pod_uid));
-        let json = value.to_string();
         self.captured.push(Captured {
             trainjob_uid,
             pod_uid,
             value,
-            json,
+            json: OnceLock::new(),
         });
     }
 
@@ -342,13 +360,12 @@ impl Store {
                 .or_default()
                 .insert(key.clone());
         }
-        let json = value.to_string();
         self.order.push(key.clone());
         self.items.insert(
             key.clone(),
             Item {
                 value,
-                json,
+                json: OnceLock::new(),
                 tokens,
                 node_name,
             },
@@ -457,11 +474,11 @@ impl Store {
             if let Some(n) = &item.node_name {
                 nodes.insert(n);
             }
-            push(&mut out, &item.json);
+            push(&mut out, item.json());
         }
         for n in nodes {
             if let Some(node) = self.items.get(&ItemKey::new("Node", "", n)) {
-                push(&mut out, &node.json);
+                push(&mut out, node.json());
             }
         }
         out.push_str("],\"captured\":[");
@@ -475,7 +492,7 @@ impl Store {
                 out.push(',');
             }
             first = false;
-            out.push_str(&c.json);
+            out.push_str(c.json());
         }
         out.push_str("]}");
         out
@@ -832,6 +849,18 @@ mod tests {
                 assert_eq!(r.changed_at, None);
             }
         }
+    }
+
+    #[test]
+    fn item_ids_round_trip() {
+        for key in [
+            ItemKey::new("TrainJob", "team-a", "llm-7-s3"),
+            ItemKey::new("Node", "", "gpu-node-1"),
+            ItemKey::new("Pod", "ns", "a/b"),
+        ] {
+            assert_eq!(ItemKey::parse_id(&key.id()), Some(key.clone()));
+        }
+        assert_eq!(ItemKey::parse_id("TrainJob/team-a"), None);
     }
 
     #[test]

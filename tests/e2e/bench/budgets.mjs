@@ -17,16 +17,23 @@
 // Prints PASS or MISS against the goals, but exits non-zero only when
 // something is broken (a page error, no rows, no change measured).
 //
-//   node tests/e2e/bench/budgets.mjs [--rounds N]      (default 3)
+//   node tests/e2e/bench/budgets.mjs [--rounds N] [--snapshot FILE] [--save-snapshot FILE]
+// --rounds: first-paint rounds (default 3); --snapshot: replay this saved
+// namespace instead of taking one from the demo (the demo's namespace differs
+// from run to run); --save-snapshot: save the namespace taken.
 //
 // The demo spreads its jobs over two namespaces and retires ended ones, so it
 // runs 3,000 to keep 1,000 or more TrainJobs in the first namespace.
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { launch, watchErrors, startServer, serveDist, DIST } from '../helpers.mjs';
 
-const { values: args } = parseArgs({ options: { rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' } } });
+const { values: args } = parseArgs({ options: {
+  rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
+  snapshot: { type: 'string' },
+  'save-snapshot': { type: 'string' },
+} });
 const ROUNDS = Math.max(1, Number(args.rounds) || 3);
 const JOBS = 1000;
 const CHANGES = 30;
@@ -206,7 +213,10 @@ const verdict = (ok) => (ok ? 'PASS' : 'MISS');
 const files = readdirSync(DIST).filter((f) => /\.(wasm|js)$/.test(f));
 const bytes = files.reduce((n, f) => n + statSync(join(DIST, f)).size, 0);
 
-const { ns, snapshot } = await takeSnapshot();
+const { ns, snapshot } = args.snapshot
+  ? JSON.parse(readFileSync(args.snapshot, 'utf8'))
+  : await takeSnapshot();
+if (args['save-snapshot']) writeFileSync(args['save-snapshot'], JSON.stringify({ ns, snapshot }));
 const count = snapshot.items.filter((x) => x.kind === 'TrainJob').length;
 if (count < JOBS) broken.push(`the demo namespace holds ${count} TrainJobs, not ${JOBS}`);
 const site = await standIn(ns, snapshot);

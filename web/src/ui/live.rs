@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
-use super::{now_ms, Nav};
+use super::{mark, now_ms, Nav};
 use crate::query::{Page, ViewState};
 use crate::store::{Header, ItemKey, Row, Store};
 
@@ -94,11 +94,15 @@ fn connect(live: Live, ns: String, generation: u64) {
         if !current() {
             return;
         }
+        mark("snapshot-event");
         if let Some(text) = message_text(&e) {
             if let Ok(store) = Store::load(&text, Header::default()) {
+                mark("store-loaded");
                 live.store.set(store);
                 live.loaded.set(true);
                 live.conn.set(Conn::Live);
+                mark("views-updated");
+                request_animation_frame(|| mark("next-frame"));
             }
         }
     });

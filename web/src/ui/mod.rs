@@ -66,6 +66,14 @@ impl Nav {
     }
 }
 
+/// A `performance.mark` named `dd:{name}`: where the time of a page load
+/// goes, read by the benchmark (tests/e2e/bench/budgets.mjs).
+pub fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(&format!("dd:{name}"));
+    }
+}
+
 pub fn now_ms() -> f64 {
     js_sys::Date::now()
 }
