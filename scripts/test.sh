@@ -28,6 +28,9 @@ step "web client (Trunk, release); the server embeds it"
 step "native tests: engine, CLI, server, emulator, workspace"
 cargo test
 
+step "web client state tests (natively)"
+cargo test -p web
+
 step "wasm tests: the engine in Node, every case through the JS boundary"
 cargo test -p classify-wasm --target wasm32-unknown-unknown
 
