@@ -254,55 +254,27 @@ mod json {
             }
             match self.bytes.get(self.i) {
                 Some(b'{') => {
-                    self.i += 1;
-                    self.skip_ws();
-                    if self.bytes.get(self.i) == Some(&b'}') {
-                        self.i += 1;
+                    if self.opens_empty(b'}') {
                         return Ok(());
                     }
                     loop {
                         self.skip_ws();
                         self.key()?;
                         self.skip(depth + 1)?;
-                        self.skip_ws();
-                        match self.bytes.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b'}') => {
-                                self.i += 1;
-                                return Ok(());
-                            }
-                            _ => {
-                                return Err(self.err(format!(
-                                    "expected ',' or '}}' in an object, found {}",
-                                    self.found()
-                                )))
-                            }
+                        if self.closes_after_member(b'}')? {
+                            return Ok(());
                         }
                     }
                 }
                 Some(b'[') => {
-                    self.i += 1;
-                    self.skip_ws();
-                    if self.bytes.get(self.i) == Some(&b']') {
-                        self.i += 1;
+                    if self.opens_empty(b']') {
                         return Ok(());
                     }
                     loop {
                         self.skip_ws();
                         self.skip(depth + 1)?;
-                        self.skip_ws();
-                        match self.bytes.get(self.i) {
-                            Some(b',') => self.i += 1,
-                            Some(b']') => {
-                                self.i += 1;
-                                return Ok(());
-                            }
-                            _ => {
-                                return Err(self.err(format!(
-                                    "expected ',' or ']' in an array, found {}",
-                                    self.found()
-                                )))
-                            }
+                        if self.closes_after_member(b']')? {
+                            return Ok(());
                         }
                     }
                 }
@@ -329,11 +301,8 @@ mod json {
         }
 
         fn object(&mut self, depth: usize, free_keys: bool) -> Result<Value<'a>, Error> {
-            self.i += 1;
             let mut entries = Vec::new();
-            self.skip_ws();
-            if self.bytes.get(self.i) == Some(&b'}') {
-                self.i += 1;
+            if self.opens_empty(b'}') {
                 return Ok(Value::Map(entries));
             }
             loop {
@@ -346,47 +315,60 @@ mod json {
                 } else {
                     self.skip(depth + 1)?;
                 }
-                self.skip_ws();
-                match self.bytes.get(self.i) {
-                    Some(b',') => self.i += 1,
-                    Some(b'}') => {
-                        self.i += 1;
-                        return Ok(Value::Map(entries));
-                    }
-                    _ => {
-                        return Err(self.err(format!(
-                            "expected ',' or '}}' in an object, found {}",
-                            self.found()
-                        )))
-                    }
+                if self.closes_after_member(b'}')? {
+                    return Ok(Value::Map(entries));
                 }
             }
         }
 
         fn array(&mut self, depth: usize) -> Result<Value<'a>, Error> {
-            self.i += 1;
             let mut items = Vec::new();
-            self.skip_ws();
-            if self.bytes.get(self.i) == Some(&b']') {
-                self.i += 1;
+            if self.opens_empty(b']') {
                 return Ok(Value::Seq(items));
             }
             loop {
                 self.skip_ws();
                 items.push(self.value(depth + 1, false)?);
-                self.skip_ws();
-                match self.bytes.get(self.i) {
-                    Some(b',') => self.i += 1,
-                    Some(b']') => {
-                        self.i += 1;
-                        return Ok(Value::Seq(items));
-                    }
-                    _ => {
-                        return Err(self.err(format!(
-                            "expected ',' or ']' in an array, found {}",
-                            self.found()
-                        )))
-                    }
+                if self.closes_after_member(b']')? {
+                    return Ok(Value::Seq(items));
+                }
+            }
+        }
+
+        /// Steps over `{` or `[`; true (and past `close`) when it is empty.
+        fn opens_empty(&mut self, close: u8) -> bool {
+            self.i += 1;
+            self.skip_ws();
+            let empty = self.bytes.get(self.i) == Some(&close);
+            if empty {
+                self.i += 1;
+            }
+            empty
+        }
+
+        /// After a member: `,` continues (false), `close` ends (true).
+        fn closes_after_member(&mut self, close: u8) -> Result<bool, Error> {
+            self.skip_ws();
+            match self.bytes.get(self.i) {
+                Some(b',') => {
+                    self.i += 1;
+                    Ok(false)
+                }
+                Some(&c) if c == close => {
+                    self.i += 1;
+                    Ok(true)
+                }
+                _ => {
+                    let container = if close == b'}' {
+                        "an object"
+                    } else {
+                        "an array"
+                    };
+                    Err(self.err(format!(
+                        "expected ',' or '{}' in {container}, found {}",
+                        char::from(close),
+                        self.found()
+                    )))
                 }
             }
         }
