@@ -22,6 +22,7 @@ pub const ADMISSION: &str = "dispatch.phpboyscout.uk/admission";
 pub const RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
 pub const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
 pub const JOB_UID: &str = "kueue.x-k8s.io/job-uid";
+pub const QUEUE_NAME: &str = "kueue.x-k8s.io/queue-name";
 pub const ADMISSION_GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
 pub const OPEN_GATE: &str = "dispatch.phpboyscout.uk/open";
 

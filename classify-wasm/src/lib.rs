@@ -37,7 +37,7 @@ pub use trace::{
 pub mod keys {
     pub use crate::classify::{
         ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
-        RESTART_ATTEMPT, SUBMISSION,
+        QUEUE_NAME, RESTART_ATTEMPT, SUBMISSION,
     };
 }
 

@@ -228,7 +228,7 @@ impl<'a> Snapshot<'a> {
             || snap
                 .trainjobs
                 .iter()
-                .any(|t| t.meta.label("kueue.x-k8s.io/queue-name").is_some())
+                .any(|t| t.meta.label(crate::keys::QUEUE_NAME).is_some())
         {
             Mode::Kueue
         } else {

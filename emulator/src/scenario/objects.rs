@@ -4,26 +4,12 @@
 
 use serde_json::{json, Value};
 
-/// `dispatch.phpboyscout.uk/job-id` label.
-pub const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
-/// `dispatch.phpboyscout.uk/submission` label.
-pub const SUBMISSION: &str = "dispatch.phpboyscout.uk/submission";
-/// `dispatch.phpboyscout.uk/hold-instance` annotation.
-pub const HOLD_INSTANCE: &str = "dispatch.phpboyscout.uk/hold-instance";
-/// `dispatch.phpboyscout.uk/admission` annotation (admission counter A).
-pub const ADMISSION: &str = "dispatch.phpboyscout.uk/admission";
-/// `jobset.sigs.k8s.io/restart-attempt` label (restart counter J).
-pub const RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
-/// `jobset.sigs.k8s.io/jobset-name` label.
-pub const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
-/// `kueue.x-k8s.io/job-uid` label on Workloads.
-pub const KUEUE_JOB_UID: &str = "kueue.x-k8s.io/job-uid";
-/// `kueue.x-k8s.io/queue-name` label on TrainJobs in Kueue mode.
-pub const QUEUE_NAME: &str = "kueue.x-k8s.io/queue-name";
-/// `kueue.x-k8s.io/admission-gated-by` annotation.
-pub const GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
-/// dispatch's own admission gate.
-pub const OPEN_GATE: &str = "dispatch.phpboyscout.uk/open";
+/// The label and annotation keys, from the engine that reads them: one
+/// source of truth for what the scenario writes and what is classified.
+pub use classify_wasm::keys::{
+    ADMISSION, ADMISSION_GATED_BY as GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID,
+    JOB_UID as KUEUE_JOB_UID, OPEN_GATE, QUEUE_NAME, RESTART_ATTEMPT, SUBMISSION,
+};
 
 /// Identifies one TrainJob: `<job_id>-<submission>` in `namespace`.
 #[derive(Debug, Clone, PartialEq, Eq)]
