@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod classify;
+mod convert;
 mod model;
 mod observation;
 mod snapshot;
@@ -25,6 +26,7 @@ mod tree;
 pub mod wasm;
 
 pub use classify::{counter, job_and_submission};
+pub use convert::dump_to_json;
 pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
 pub use snapshot::{Mode, Options};
 pub use source::Position;

@@ -72,12 +72,12 @@ pub struct Snapshot<'a> {
     pub captured: Vec<CapturedPod<'a>>,
 }
 
-struct Items<'n, 'a> {
-    items: Vec<&'n Node<'a>>,
-    snapshot: Option<&'n Node<'a>>,
+pub(crate) struct Items<'n, 'a> {
+    pub items: Vec<&'n Node<'a>>,
+    pub snapshot: Option<&'n Node<'a>>,
 }
 
-fn input_error(documents: &Documents<'_>, e: ReadError) -> InputError {
+pub(crate) fn input_error(documents: &Documents<'_>, e: ReadError) -> InputError {
     InputError {
         position: documents.source.position(e.at),
         message: e.message,
@@ -92,8 +92,14 @@ fn not_an_object(node: &Node<'_>, what: &str) -> ReadError {
 }
 
 /// Section 2's accepted shapes, flattened to the items they hold.
-fn collect<'n, 'a>(docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
-    let docs: Vec<&Node<'a>> = docs.iter().filter(|d| !d.is_null()).collect();
+pub(crate) fn collect<'n, 'a>(all_docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
+    let docs: Vec<&Node<'a>> = all_docs.iter().filter(|d| !d.is_null()).collect();
+    if docs.is_empty() {
+        return Err(ReadError {
+            at: all_docs.first().map_or(0, |d| d.at),
+            message: "no document: expected a Snapshot or kubectl output".to_string(),
+        });
+    }
     let mut out = Items {
         items: Vec::new(),
         snapshot: None,
@@ -143,12 +149,6 @@ impl<'a> Snapshot<'a> {
     }
 
     fn read_inner(documents: &'a Documents<'a>, options: Options) -> Read<Self> {
-        if documents.docs.iter().all(Node::is_null) {
-            return Err(ReadError {
-                at: documents.docs.first().map_or(0, |d| d.at),
-                message: "no document: expected a Snapshot or kubectl output".to_string(),
-            });
-        }
         let Items { items, snapshot } = collect(&documents.docs)?;
         let mut snap = Snapshot {
             mode: Mode::Plain,

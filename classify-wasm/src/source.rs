@@ -37,6 +37,10 @@ impl<'a> Source<'a> {
         Source { text, kind }
     }
 
+    pub fn is_json(&self) -> bool {
+        self.kind == SourceKind::Json
+    }
+
     pub fn position(&self, offset: u32) -> Position {
         let offset = offset as usize;
         let mut line = 1;

@@ -86,3 +86,38 @@ fn explain_agrees_with_classify() {
         assert_eq!(plain, from_explain, "{name}");
     }
 }
+
+/// A YAML dump converted to JSON classifies exactly as the YAML did: every
+/// YAML input among the case files, own and shared.
+#[test]
+fn yaml_dumps_convert_to_json_that_classifies_the_same() {
+    let mut inputs: Vec<(String, String)> = read_folder(&shared().join("dumps"))
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".yaml"))
+        .collect();
+    for (name, text) in read_folder(&Path::new(env!("CARGO_MANIFEST_DIR")).join("cases")) {
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        if let Some(input) = doc["input"]
+            .as_str()
+            .filter(|i| !i.trim_start().starts_with(['{', '[']))
+        {
+            inputs.push((name, input.to_string()));
+        }
+    }
+    assert!(inputs.len() >= 4, "{} YAML inputs", inputs.len());
+    for (name, yaml) in inputs {
+        let from_yaml = classify_wasm::classify(&yaml, Default::default());
+        match classify_wasm::dump_to_json(&yaml) {
+            Ok(json) => {
+                assert!(json.starts_with('{'), "{name}: {json}");
+                assert_eq!(
+                    classify_wasm::classify(&json, Default::default()),
+                    from_yaml,
+                    "{name}"
+                );
+            }
+            // Only input that is no dump at all fails to convert, with the same error.
+            Err(e) => assert_eq!(from_yaml, Err(e), "{name}"),
+        }
+    }
+}

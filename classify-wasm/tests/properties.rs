@@ -319,6 +319,10 @@ fn realistic_snapshots_give_one_observation_per_trainjob() {
             // parser builds every key, it must classify the same.
             let as_yaml = classify_wasm::classify(&format!("# yaml\n{text}"), Options::default());
             prop_assert_eq!(as_yaml.as_ref(), Ok(&observations));
+            // And that YAML, converted back to JSON, still classifies the same.
+            let converted = classify_wasm::dump_to_json(&format!("# yaml\n{text}")).expect("converts");
+            let reclassified = classify_wasm::classify(&converted, Options::default());
+            prop_assert_eq!(reclassified.as_ref(), Ok(&observations));
             let trainjobs = observations.iter().filter(|o| o.object.kind == "TrainJob").count();
             prop_assert_eq!(trainjobs, jobs.len());
             for o in &observations {

@@ -18,7 +18,7 @@ use crate::store::{Header, ItemKey, Row, Store};
 pub struct Classified {
     pub rows: Vec<Arc<Row>>,
     pub explanations: Vec<Explanation>,
-    /// The objects, for the YAML view (JSON input only).
+    /// The objects, for the YAML view and the download.
     pub store: Option<Store>,
 }
 
@@ -49,8 +49,11 @@ pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputErr
             })
         })
         .collect();
-    let json = text.trim_start().starts_with(['{', '[']);
-    let store = json.then(|| Store::load(text, header).ok()).flatten();
+    // The store (objects as YAML, Download snapshot) reads JSON; a YAML dump
+    // is converted the way the engine read it, so it classifies the same.
+    let store = classify_wasm::dump_to_json(text)
+        .ok()
+        .and_then(|json| Store::load(&json, header).ok());
     Ok(Classified {
         rows,
         explanations,
@@ -242,7 +245,7 @@ mod tests {
     use serde_json::Value;
 
     #[test]
-    fn yaml_dumps_classify_without_a_store() {
+    fn yaml_dumps_classify_and_keep_their_objects() {
         let dir = format!("{}/../../shared/dumps", env!("CARGO_MANIFEST_DIR"));
         let mut seen = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -250,7 +253,10 @@ mod tests {
             if p.extension().is_some_and(|e| e == "yaml") {
                 let text = std::fs::read_to_string(&p).unwrap();
                 let c = classify_input(&text, Header::default()).unwrap();
-                assert!(c.store.is_none());
+                // The objects are kept for the YAML view and the download.
+                let store = c.store.as_ref().expect("a store from the YAML dump");
+                let snapshot: Value = serde_json::from_str(&store.snapshot_json()).unwrap();
+                assert!(!snapshot["items"].as_array().unwrap().is_empty());
                 let expected: Value = serde_json::from_str(
                     &std::fs::read_to_string(p.with_extension("expected.json")).unwrap(),
                 )
