@@ -378,11 +378,7 @@ impl Emulator {
     pub fn update(&self, mut obj: Value) -> Result<Value> {
         let (kind, key) = self.prepare(&mut obj)?;
         let mut st = self.state();
-        let prev = Self::lookup(&st, kind, &key).ok_or_else(|| Error::NotFound {
-            kind,
-            namespace: key.0.clone(),
-            name: key.1.clone(),
-        })?;
+        let prev = Self::existing(&st, kind, &key)?;
         let stored = self.replace(&mut st, kind, obj, prev);
         let rv = st.rv;
         drop(st);
@@ -414,33 +410,22 @@ impl Emulator {
         name: &str,
         patch: Value,
     ) -> Result<Value> {
-        let key = self.key_for(kind, namespace, name)?;
-        let mut st = self.state();
-        let prev = Self::lookup(&st, kind, &key).ok_or_else(|| Error::NotFound {
-            kind,
-            namespace: key.0.clone(),
-            name: key.1.clone(),
-        })?;
-        let mut obj = (*prev).clone();
-        merge_patch(&mut obj, &patch);
-        // The identity of an object cannot be patched away.
-        for (field, value) in [("name", &key.1), ("namespace", &key.0)] {
-            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                if !(field == "namespace" && value.is_empty()) {
-                    meta.insert(field.into(), Value::String(value.clone()));
+        self.modify(kind, namespace, name, |obj, prev, key| {
+            merge_patch(obj, &patch);
+            // The identity of an object cannot be patched away.
+            for (field, value) in [("name", &key.1), ("namespace", &key.0)] {
+                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    if !(field == "namespace" && value.is_empty()) {
+                        meta.insert(field.into(), Value::String(value.clone()));
+                    }
                 }
             }
-        }
-        for field in ["apiVersion", "kind"] {
-            if let (Some(o), Some(v)) = (obj.as_object_mut(), prev.get(field)) {
-                o.insert(field.into(), v.clone());
+            for field in ["apiVersion", "kind"] {
+                if let (Some(o), Some(v)) = (obj.as_object_mut(), prev.get(field)) {
+                    o.insert(field.into(), v.clone());
+                }
             }
-        }
-        let stored = self.replace(&mut st, kind, obj, prev);
-        let rv = st.rv;
-        drop(st);
-        self.publish(rv);
-        Ok((*stored).clone())
+        })
     }
 
     /// Replaces the `status` of an existing object, as a controller writing
@@ -452,22 +437,11 @@ impl Emulator {
         name: &str,
         status: Value,
     ) -> Result<Value> {
-        let key = self.key_for(kind, namespace, name)?;
-        let mut st = self.state();
-        let prev = Self::lookup(&st, kind, &key).ok_or_else(|| Error::NotFound {
-            kind,
-            namespace: key.0.clone(),
-            name: key.1.clone(),
-        })?;
-        let mut obj = (*prev).clone();
-        if let Some(o) = obj.as_object_mut() {
-            o.insert("status".into(), status);
-        }
-        let stored = self.replace(&mut st, kind, obj, prev);
-        let rv = st.rv;
-        drop(st);
-        self.publish(rv);
-        Ok((*stored).clone())
+        self.modify(kind, namespace, name, |obj, _, _| {
+            if let Some(o) = obj.as_object_mut() {
+                o.insert("status".into(), status);
+            }
+        })
     }
 
     /// Deletes an object at once. Emits `DELETED` carrying its last state (at
@@ -477,17 +451,44 @@ impl Emulator {
     pub fn delete(&self, kind: Kind, namespace: &str, name: &str) -> Result<Value> {
         let key = self.key_for(kind, namespace, name)?;
         let mut st = self.state();
-        let prev = Self::lookup(&st, kind, &key).ok_or_else(|| Error::NotFound {
-            kind,
-            namespace: key.0.clone(),
-            name: key.1.clone(),
-        })?;
+        let prev = Self::existing(&st, kind, &key)?;
         let last = (*prev).clone();
         let stored = self.commit(&mut st, kind, EventType::Deleted, last, Some(prev));
         let rv = st.rv;
         drop(st);
         self.publish(rv);
         Ok((*stored).clone())
+    }
+
+    /// Rewrites an existing object: `edit` changes a copy (it also sees the
+    /// stored original and the object's key), the copy replaces the object,
+    /// and `MODIFIED` is published.
+    fn modify(
+        &self,
+        kind: Kind,
+        namespace: &str,
+        name: &str,
+        edit: impl FnOnce(&mut Value, &Value, &Key),
+    ) -> Result<Value> {
+        let key = self.key_for(kind, namespace, name)?;
+        let mut st = self.state();
+        let prev = Self::existing(&st, kind, &key)?;
+        let mut obj = (*prev).clone();
+        edit(&mut obj, &prev, &key);
+        let stored = self.replace(&mut st, kind, obj, prev);
+        let rv = st.rv;
+        drop(st);
+        self.publish(rv);
+        Ok((*stored).clone())
+    }
+
+    /// The stored object, or `NotFound`.
+    fn existing(st: &State, kind: Kind, key: &Key) -> Result<Arc<Value>> {
+        Self::lookup(st, kind, key).ok_or_else(|| Error::NotFound {
+            kind,
+            namespace: key.0.clone(),
+            name: key.1.clone(),
+        })
     }
 
     fn key_for(&self, kind: Kind, namespace: &str, name: &str) -> Result<Key> {
