@@ -260,6 +260,16 @@ impl Store {
         // The engine validates and classifies the text as given.
         let observations =
             classify_wasm::classify(text, overrides.options()).map_err(LoadError::Input)?;
+        Store::load_classified(text, overrides, observations)
+    }
+
+    /// [`Store::load`] for a caller that already classified `text` (the
+    /// offline page explains it anyway), so it is not classified twice.
+    pub fn load_classified(
+        text: &str,
+        overrides: Header,
+        observations: Vec<Observation>,
+    ) -> Result<Store, LoadError> {
         let doc: Value = serde_json::from_str(text).map_err(|e| {
             LoadError::Input(InputError {
                 position: classify_wasm::Position {

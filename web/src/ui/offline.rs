@@ -51,9 +51,10 @@ pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputErr
         .collect();
     // The store (objects as YAML, Download snapshot) reads JSON; a YAML dump
     // is converted the way the engine read it, so it classifies the same.
+    let observations = explanations.iter().map(|e| e.observation.clone()).collect();
     let store = classify_wasm::dump_to_json(text)
         .ok()
-        .and_then(|json| Store::load(&json, header).ok());
+        .and_then(|json| Store::load_classified(&json, header, observations).ok());
     Ok(Classified {
         rows,
         explanations,
