@@ -28,7 +28,7 @@ pub mod wasm;
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
 pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
-pub use snapshot::{Mode, Options};
+pub use snapshot::{Mode, Options, READ_KINDS};
 pub use source::Position;
 pub use trace::{
     ExecutionPod, ExecutionTrace, Explanation, FindingSource, FindingTrace, NoteTrace, RuleTrace,

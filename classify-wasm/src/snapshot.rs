@@ -40,6 +40,17 @@ impl std::str::FromStr for Mode {
     }
 }
 
+/// The kinds a snapshot's items are read as (section 2); items of any other
+/// kind are ignored.
+pub const READ_KINDS: [&str; 6] = [
+    "TrainJob",
+    "JobSet",
+    "Workload",
+    "TrainingRuntime",
+    "Pod",
+    "Node",
+];
+
 /// What a caller may set explicitly, over what the input says or implies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -167,10 +178,7 @@ impl<'a> Snapshot<'a> {
             let Some(kind) = model::string(item, "kind")? else {
                 continue;
             };
-            if !matches!(
-                kind,
-                "TrainJob" | "JobSet" | "Workload" | "TrainingRuntime" | "Pod" | "Node"
-            ) {
+            if !READ_KINDS.contains(&kind) {
                 continue;
             }
             let read = Item::read(kind, item)?;

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
-use classify_wasm::{Explanation, InputError, Mode, Observation, Options};
+use classify_wasm::{Explanation, InputError, Mode, Observation, Options, READ_KINDS};
 use serde_json::{Map, Value};
 
 const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
@@ -227,15 +227,6 @@ fn tokens(kind: &str, v: &Value) -> Vec<String> {
     }
     out
 }
-
-const READ_KINDS: [&str; 6] = [
-    "TrainJob",
-    "JobSet",
-    "Workload",
-    "TrainingRuntime",
-    "Pod",
-    "Node",
-];
 
 /// Why input could not be loaded into the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
