@@ -1,27 +1,30 @@
 //! The HTTP API: JSON routes, the two server-sent event streams, health,
-//! readiness and metrics. [`app`] builds the router; [`with_assets`] adds a
-//! fallback (the web UI) without touching the API routes.
+//! readiness and metrics. [`app`] builds the router; [`app_with_assets`]
+//! adds a fallback (the web UI) without touching the API routes.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 
+use super::hosts::HostPolicy;
 use super::hub::{encode_event, Frame, Hub, JobNews};
+use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
 use super::store::own_job;
 use super::view;
@@ -38,12 +41,99 @@ pub struct AppState {
     pub hub: Arc<Hub>,
     /// The bearer token every `/api` request must present, when set.
     pub token: Option<Arc<str>>,
-    /// The most SSE streams open at once.
-    pub max_sse_clients: usize,
-    /// Open SSE streams.
-    pub sse_clients: Arc<AtomicUsize>,
+    /// The Host header values served.
+    pub hosts: Arc<HostPolicy>,
+    /// The open SSE streams, and their caps.
+    pub streams: Arc<StreamSlots>,
+    /// The time a request (other than an SSE stream's life) may take.
+    pub request_timeout: Duration,
+    /// The connection layer's counters, rendered in `/metrics`.
+    pub connections: Arc<ConnectionMetrics>,
+    /// The cluster is the embedded, simulated one.
+    pub demo: bool,
     /// Turns `true` on shutdown: SSE streams end so connections can close.
     pub shutdown: watch::Receiver<bool>,
+}
+
+/// The caps on open SSE streams: in all, and per client address (so one
+/// client cannot take every slot).
+#[derive(Debug)]
+pub struct StreamSlots {
+    max_total: usize,
+    max_per_client: usize,
+    open: Mutex<OpenStreams>,
+}
+
+#[derive(Debug, Default)]
+struct OpenStreams {
+    total: usize,
+    /// Only addresses with an open stream have an entry, so the map holds at
+    /// most `max_total` entries.
+    by_client: HashMap<IpAddr, usize>,
+}
+
+/// Why a stream was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamRefusal {
+    /// Every slot is taken.
+    Full,
+    /// This client address holds its share.
+    ClientFull,
+}
+
+impl StreamSlots {
+    /// Caps of `max_total` streams, `max_per_client` of them per address.
+    pub fn new(max_total: usize, max_per_client: usize) -> Self {
+        StreamSlots {
+            max_total,
+            max_per_client,
+            open: Mutex::new(OpenStreams::default()),
+        }
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, OpenStreams> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a slot for `client` (`None`: a caller without an address, such
+    /// as an in-process test, which only the total cap applies to).
+    pub fn acquire(&self, client: Option<IpAddr>) -> Result<(), StreamRefusal> {
+        let mut open = self.open();
+        if open.total >= self.max_total {
+            return Err(StreamRefusal::Full);
+        }
+        if let Some(ip) = client {
+            let held = open.by_client.entry(ip).or_insert(0);
+            if *held >= self.max_per_client {
+                if *held == 0 {
+                    open.by_client.remove(&ip);
+                }
+                return Err(StreamRefusal::ClientFull);
+            }
+            *held += 1;
+        }
+        open.total += 1;
+        Ok(())
+    }
+
+    /// Gives back a slot taken with [`StreamSlots::acquire`].
+    pub fn release(&self, client: Option<IpAddr>) {
+        let mut open = self.open();
+        open.total = open.total.saturating_sub(1);
+        if let Some(ip) = client {
+            if let Some(held) = open.by_client.get_mut(&ip) {
+                *held -= 1;
+                if *held == 0 {
+                    open.by_client.remove(&ip);
+                }
+            }
+        }
+    }
+
+    /// Streams open now.
+    pub fn total(&self) -> usize {
+        self.open().total
+    }
 }
 
 /// The one error type of the API. Bodies say what is wrong in public terms
@@ -62,6 +152,15 @@ pub enum AppError {
     /// The SSE client cap is reached.
     #[error("too many event streams are open; try again later")]
     TooManyStreams,
+    /// This client address holds its share of the SSE streams.
+    #[error("too many event streams are open from this address; close one first")]
+    TooManyStreamsFromClient,
+    /// The Host header names a site this server is not (DNS rebinding).
+    #[error("misdirected request")]
+    MisdirectedHost,
+    /// The request took longer than the request time limit.
+    #[error("the request took too long; try again later")]
+    Timeout,
     /// The engine failed on the server's own projection (a bug).
     #[error("internal error")]
     Internal,
@@ -72,7 +171,10 @@ impl IntoResponse for AppError {
         let status = match self {
             AppError::NamespaceNotWatched | AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
-            AppError::TooManyStreams => StatusCode::SERVICE_UNAVAILABLE,
+            AppError::TooManyStreams | AppError::TooManyStreamsFromClient | AppError::Timeout => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            AppError::MisdirectedHost => StatusCode::MISDIRECTED_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut response = (status, Json(json!({"error": self.to_string()}))).into_response();
@@ -81,7 +183,10 @@ impl IntoResponse for AppError {
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
-        if matches!(self, AppError::TooManyStreams) {
+        if matches!(
+            self,
+            AppError::TooManyStreams | AppError::TooManyStreamsFromClient | AppError::Timeout
+        ) {
             response
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
@@ -90,9 +195,25 @@ impl IntoResponse for AppError {
     }
 }
 
-/// The API router. It leaves `/` and every path outside `/api`, `/healthz`,
-/// `/readyz` and `/metrics` free for [`with_assets`].
+/// The API router alone: paths it does not route answer 404.
 pub fn app(state: AppState) -> Router {
+    guarded(routes(state.clone()), state)
+}
+
+/// The API router with `assets` (for example the web UI's static files)
+/// answering every path the API does not route. The Host check, the time
+/// limit and the body limit guard both.
+pub fn app_with_assets<S>(state: AppState, assets: S) -> Router
+where
+    S: tower::Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Response: IntoResponse,
+    S::Future: Send + 'static,
+{
+    guarded(routes(state.clone()).fallback_service(assets), state)
+}
+
+/// `/api`, `/healthz`, `/readyz` and `/metrics`.
+fn routes(state: AppState) -> Router {
     let api = Router::new()
         .route("/api/v1/namespaces", get(namespaces))
         .route("/api/v1/namespaces/{ns}/jobs/{job}", get(find))
@@ -109,19 +230,53 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .with_state(state)
 }
 
-/// Serves `assets` (for example the web UI's static files) for every path
-/// the API does not route.
-pub fn with_assets<S>(router: Router, assets: S) -> Router
-where
-    S: tower::Service<Request, Error = Infallible> + Clone + Send + Sync + 'static,
-    S::Response: IntoResponse,
-    S::Future: Send + 'static,
-{
-    router.fallback_service(assets)
+/// Layers every request passes, whatever answers it. Layers apply only to
+/// what a router holds when they are added, so this comes last.
+fn guarded(router: Router, state: AppState) -> Router {
+    router
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.clone(), time_limit))
+        .layer(middleware::from_fn_with_state(state, check_host))
+}
+
+/// Refuses a request whose Host header names another site: a page on an
+/// attacker's domain that DNS-rebinds to this address must not read the
+/// API, which runs with the operator's cluster credentials.
+async fn check_host(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, AppError> {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()));
+    match host {
+        Some(host) if state.hosts.allows(host) => Ok(next.run(request).await),
+        _ => {
+            state
+                .connections
+                .misdirected
+                .fetch_add(1, Ordering::Relaxed);
+            Err(AppError::MisdirectedHost)
+        }
+    }
+}
+
+/// Bounds the time to produce a response. An SSE handler returns its
+/// response at once and streams afterwards, so only its start is bounded.
+async fn time_limit(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, AppError> {
+    tokio::time::timeout(state.request_timeout, next.run(request))
+        .await
+        .map_err(|_| AppError::Timeout)
 }
 
 /// Compares in time independent of where the inputs differ.
@@ -166,6 +321,7 @@ async fn namespaces(State(state): State<AppState>) -> Json<Value> {
         "allNamespaces": matches!(state.hub.scope(), super::hub::Scope::All),
         "mode": header.mode.as_str(),
         "nodesReadable": header.nodes_readable,
+        "demo": state.demo,
     }))
 }
 
@@ -194,6 +350,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
     text.push_str("# HELP dispatch_dash_stored_pods Stored pod projections.\n");
     text.push_str("# TYPE dispatch_dash_stored_pods gauge\n");
     text.push_str(&format!("dispatch_dash_stored_pods {pods}\n"));
+    state.connections.render(&mut text);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
@@ -294,27 +451,24 @@ async fn snapshot(
     Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
-/// Counts an open SSE stream for as long as it lives.
+/// Holds an SSE slot for as long as the stream lives.
 struct StreamGuard {
-    clients: Arc<AtomicUsize>,
-    hub: Arc<Hub>,
+    state: AppState,
+    client: Option<IpAddr>,
 }
 
 impl StreamGuard {
-    fn acquire(state: &AppState) -> Result<StreamGuard, AppError> {
-        let admitted = state
-            .sse_clients
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < state.max_sse_clients).then_some(n + 1)
-            })
-            .is_ok();
-        if !admitted {
+    fn acquire(state: &AppState, client: Option<IpAddr>) -> Result<StreamGuard, AppError> {
+        if let Err(refusal) = state.streams.acquire(client) {
             state
                 .hub
                 .metrics
                 .sse_rejected
                 .fetch_add(1, Ordering::Relaxed);
-            return Err(AppError::TooManyStreams);
+            return Err(match refusal {
+                StreamRefusal::Full => AppError::TooManyStreams,
+                StreamRefusal::ClientFull => AppError::TooManyStreamsFromClient,
+            });
         }
         state
             .hub
@@ -322,17 +476,27 @@ impl StreamGuard {
             .sse_clients
             .fetch_add(1, Ordering::Relaxed);
         Ok(StreamGuard {
-            clients: state.sse_clients.clone(),
-            hub: state.hub.clone(),
+            state: state.clone(),
+            client,
         })
     }
 }
 
 impl Drop for StreamGuard {
     fn drop(&mut self) {
-        self.clients.fetch_sub(1, Ordering::AcqRel);
-        self.hub.metrics.sse_clients.fetch_sub(1, Ordering::Relaxed);
+        self.state.streams.release(self.client);
+        self.state
+            .hub
+            .metrics
+            .sse_clients
+            .fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// The client's address, when the request came over a connection (the
+/// accept loop records it).
+fn client_ip(peer: Option<Extension<ConnectInfo<SocketAddr>>>) -> Option<IpAddr> {
+    peer.map(|Extension(ConnectInfo(addr))| addr.ip())
 }
 
 fn sse_response(body: Body) -> Response {
@@ -359,10 +523,11 @@ struct SnapshotStream {
 async fn snapshots(
     State(state): State<AppState>,
     Path(ns): Path<String>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     watched(&state, &ns)?;
-    let guard = StreamGuard::acquire(&state)?;
+    let guard = StreamGuard::acquire(&state, client_ip(peer))?;
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -460,9 +625,10 @@ impl JobStream {
 async fn watch_job(
     State(state): State<AppState>,
     Path((ns, job)): Path<(String, String)>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
 ) -> Result<Response, AppError> {
     watched(&state, &ns)?;
-    let guard = StreamGuard::acquire(&state)?;
+    let guard = StreamGuard::acquire(&state, client_ip(peer))?;
     // Subscribe before the first Find so no change falls in between.
     let news = state.hub.subscribe_news();
     let mut stream = JobStream {
@@ -530,15 +696,30 @@ mod tests {
         let state = AppState {
             hub: Arc::new(hub),
             token: token.map(Arc::from),
-            max_sse_clients: 4,
-            sse_clients: Arc::new(AtomicUsize::new(0)),
+            hosts: Arc::new(HostPolicy::new(
+                "127.0.0.1:8080".parse().expect("addr"),
+                &["dispatch.example.com".to_string()],
+            )),
+            streams: Arc::new(StreamSlots::new(4, 2)),
+            request_timeout: Duration::from_secs(30),
+            connections: Arc::new(ConnectionMetrics::default()),
+            demo: false,
             shutdown: rx,
         };
         (state, tx)
     }
 
     async fn call(router: Router, uri: &str, auth: Option<&str>) -> (StatusCode, String) {
-        let mut request = HttpRequest::get(uri);
+        call_host(router, uri, auth, "127.0.0.1:8080").await
+    }
+
+    async fn call_host(
+        router: Router,
+        uri: &str,
+        auth: Option<&str>,
+        host: &str,
+    ) -> (StatusCode, String) {
+        let mut request = HttpRequest::get(uri).header(header::HOST, host);
         if let Some(auth) = auth {
             request = request.header(header::AUTHORIZATION, auth);
         }
@@ -588,7 +769,7 @@ mod tests {
         let assets = tower::service_fn(|_request: Request| async {
             Ok::<_, Infallible>("the web UI".into_response())
         });
-        let router = with_assets(app(state), assets);
+        let router = app_with_assets(state, assets);
         let (status, _) = call(router.clone(), "/api/v1/namespaces", None).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
         let (status, _) = call(router.clone(), "/api/v1/namespaces", Some("Bearer t0ken")).await;
@@ -597,6 +778,87 @@ mod tests {
         assert_eq!((status, body.as_str()), (StatusCode::OK, "the web UI"));
         let (status, _) = call(router, "/metrics", None).await;
         assert_eq!(status, StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn a_foreign_host_is_refused_everywhere_and_loopback_names_are_served() {
+        let (state, _tx) = state(None);
+        let connections = state.connections.clone();
+        let assets = tower::service_fn(|_request: Request| async {
+            Ok::<_, Infallible>("the web UI".into_response())
+        });
+        let router = app_with_assets(state, assets);
+        for uri in ["/", "/healthz", "/metrics", "/api/v1/namespaces"] {
+            let (status, body) =
+                call_host(router.clone(), uri, None, "evil.example.com:8080").await;
+            assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{uri}");
+            assert_eq!(body, r#"{"error":"misdirected request"}"#, "{uri}");
+        }
+        assert_eq!(connections.misdirected.load(Ordering::Relaxed), 4);
+        for host in [
+            "localhost:8080",
+            "127.0.0.1",
+            "[::1]:9000",
+            "dispatch.example.com",
+        ] {
+            let (status, _) = call_host(router.clone(), "/api/v1/namespaces", None, host).await;
+            assert_eq!(status, StatusCode::OK, "{host}");
+        }
+        // No Host header at all is refused too.
+        let response = router
+            .oneshot(
+                HttpRequest::get("/healthz")
+                    .body(Body::empty())
+                    .expect("request"),
+            )
+            .await
+            .expect("infallible");
+        assert_eq!(response.status(), StatusCode::MISDIRECTED_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn a_request_past_the_time_limit_gets_503() {
+        let (mut state, _tx) = state(None);
+        state.request_timeout = Duration::from_millis(50);
+        let slow = tower::service_fn(|_request: Request| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok::<_, Infallible>("too late".into_response())
+        });
+        let router = app_with_assets(state, slow);
+        let answered = tokio::time::timeout(
+            Duration::from_secs(20),
+            call(router.clone(), "/slow-asset", None),
+        )
+        .await
+        .expect("the time limit answers, not the test's timeout");
+        assert_eq!(answered.0, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(answered.1.contains("took too long"), "{}", answered.1);
+        // Fast routes are untouched.
+        assert_eq!(call(router, "/healthz", None).await.0, StatusCode::OK);
+    }
+
+    #[test]
+    fn stream_slots_cap_the_total_and_each_client() {
+        let slots = StreamSlots::new(3, 2);
+        let a: IpAddr = "10.0.0.1".parse().expect("ip");
+        let b: IpAddr = "10.0.0.2".parse().expect("ip");
+        assert_eq!(slots.acquire(Some(a)), Ok(()));
+        assert_eq!(slots.acquire(Some(a)), Ok(()));
+        assert_eq!(slots.acquire(Some(a)), Err(StreamRefusal::ClientFull));
+        assert_eq!(slots.acquire(Some(b)), Ok(()));
+        assert_eq!(slots.acquire(Some(b)), Err(StreamRefusal::Full));
+        assert_eq!(slots.acquire(None), Err(StreamRefusal::Full));
+        slots.release(Some(a));
+        assert_eq!(slots.total(), 2);
+        assert_eq!(slots.acquire(Some(b)), Ok(()));
+        slots.release(Some(a));
+        slots.release(Some(b));
+        slots.release(Some(b));
+        assert_eq!(slots.total(), 0);
+        assert!(
+            slots.open().by_client.is_empty(),
+            "no entry outlives its streams"
+        );
     }
 
     #[test]

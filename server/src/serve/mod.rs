@@ -77,8 +77,10 @@
 //! paragraph). The server reports those as orphans; a single snapshot
 //! cannot say which UID a pod once belonged to.
 
+pub mod hosts;
 pub mod http;
 pub mod hub;
+pub mod listen;
 pub mod metrics;
 pub mod projection;
 pub mod store;
@@ -87,7 +89,6 @@ pub mod watch;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,7 +97,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::sync::{mpsc, watch as signal};
 use tokio::task::JoinHandle;
 
+use hosts::HostPolicy;
 use hub::{Hub, Scope};
+use listen::{ConnectionLimits, ConnectionMetrics};
 use store::{StoreLimits, WatchEvent};
 
 /// Errors that stop the server from starting or running.
@@ -157,6 +160,31 @@ pub struct ServeArgs {
     /// The most server-sent event streams open at once.
     #[arg(long, default_value_t = 256)]
     pub max_sse_clients: usize,
+    /// The most server-sent event streams open at once from one client
+    /// address (behind a port-forward or a proxy every user shares one).
+    #[arg(long, default_value_t = 64)]
+    pub max_sse_per_client: usize,
+    /// A Host name to serve besides localhost, the loopback addresses and
+    /// the listen address (repeatable): the Service's DNS name, or the name
+    /// a proxy forwards. Other Host values get 421, against DNS rebinding.
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
+    /// The most HTTP connections open at once; past it a new one is closed.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+    /// The time a connection has to send a whole request head, from when it
+    /// opened or finished its previous response (so also the keep-alive
+    /// idle limit), e.g. `10s`, `500ms`.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+    /// The time a write may make no progress before the connection is
+    /// dropped (a client that stopped reading its event stream).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub write_timeout: Duration,
+    /// The time a request may take to be answered (an event stream's life
+    /// is not bounded, only its start).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
     /// The most captured (deleted) pods kept in all.
     #[arg(long, default_value_t = 50_000)]
     pub max_captured_pods: usize,
@@ -176,6 +204,18 @@ pub struct ServeArgs {
     /// Embedded cluster: serve the Kueue API (`false` for a plain cluster).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub demo_kueue: bool,
+    /// Embedded cluster: the seed of every simulated choice (the same seed
+    /// plays the same stories).
+    #[arg(long, default_value_t = 7)]
+    pub demo_seed: u64,
+    /// Embedded cluster: scenario steps played at once before serving, so
+    /// the cluster starts mid-life (jobs already ended, restarted, orphaned).
+    #[arg(long, default_value_t = 0)]
+    pub demo_warmup_steps: u64,
+    /// Embedded cluster: stand still after the warm-up, so nothing changes
+    /// by itself (for screenshots, demos to a room, and tests).
+    #[arg(long)]
+    pub demo_still: bool,
 }
 
 /// What [`start`] needs: a kube config and the server's settings.
@@ -197,6 +237,56 @@ pub struct ServerConfig {
     pub max_sse_clients: usize,
     /// Captured pod caps.
     pub limits: StoreLimits,
+    /// The HTTP side's limits and Host names.
+    pub http: HttpSettings,
+    /// The cluster is the embedded, simulated one (the UI says so).
+    pub demo: bool,
+}
+
+/// The HTTP side's limits and Host names.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Host names served besides loopback and the listen address.
+    pub allowed_hosts: Vec<String>,
+    /// Connection caps and timeouts.
+    pub connections: ConnectionLimits,
+    /// The time a request may take to be answered.
+    pub request_timeout: Duration,
+    /// SSE streams per client address.
+    pub max_sse_per_client: usize,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            allowed_hosts: Vec::new(),
+            connections: ConnectionLimits::default(),
+            request_timeout: Duration::from_secs(30),
+            max_sse_per_client: 64,
+        }
+    }
+}
+
+/// A duration flag: `10s`, `500ms`, `2m`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 10s or 500ms"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" => value * 60.0,
+        _ => return Err(format!("{text:?}: the unit must be ms, s or m")),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
+        return Err(format!("{text:?} must be more than 0 and at most a day"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// A running server.
@@ -206,6 +296,8 @@ pub struct Server {
     pub addr: SocketAddr,
     /// The shared state (tests read it).
     pub hub: Arc<Hub>,
+    /// The connection layer's counters (tests read them).
+    pub connections: Arc<ConnectionMetrics>,
     shutdown: signal::Sender<bool>,
     http: JoinHandle<std::io::Result<()>>,
     workers: Vec<JoinHandle<()>>,
@@ -263,29 +355,36 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         )));
     }
     let (shutdown, shutdown_rx) = signal::channel(false);
+    let listener = tokio::net::TcpListener::bind(config.listen).await?;
+    let addr = listener.local_addr()?;
+    let connections = Arc::new(ConnectionMetrics::default());
     let state = http::AppState {
         hub: hub.clone(),
         token: config.token.map(Arc::from),
-        max_sse_clients: config.max_sse_clients,
-        sse_clients: Arc::new(AtomicUsize::new(0)),
+        hosts: Arc::new(HostPolicy::new(addr, &config.http.allowed_hosts)),
+        streams: Arc::new(http::StreamSlots::new(
+            config.max_sse_clients,
+            config.http.max_sse_per_client,
+        )),
+        request_timeout: config.http.request_timeout,
+        connections: connections.clone(),
+        demo: config.demo,
         shutdown: shutdown_rx.clone(),
     };
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    let addr = listener.local_addr()?;
     // The web client, embedded at build time, answers every path the API
     // does not route.
-    let app = http::with_assets(http::app(state), crate::assets::router());
-    let mut stop = shutdown_rx;
-    let http = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|down| *down).await;
-            })
-            .await
-    });
+    let app = http::app_with_assets(state, crate::assets::router());
+    let http = tokio::spawn(listen::serve(
+        listener,
+        app,
+        config.http.connections,
+        connections.clone(),
+        shutdown_rx,
+    ));
     Ok(Server {
         addr,
         hub,
+        connections,
         shutdown,
         http,
         workers,
@@ -390,7 +489,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     }
     let mut namespaces = args.namespaces.clone();
     let mut embedded = None;
-    let kube_config = match find_cluster(&args) {
+    let cluster = find_cluster(&args);
+    let demo = matches!(cluster, ClusterSource::Embedded);
+    let kube_config = match cluster {
         ClusterSource::File(path) => {
             tracing::info!(kubeconfig = %path.display(), "using kubeconfig");
             let kubeconfig = Kubeconfig::read_from(&path)?;
@@ -419,6 +520,17 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             captured_total: args.max_captured_pods,
             ..StoreLimits::default()
         },
+        http: HttpSettings {
+            allowed_hosts: args.allowed_hosts.clone(),
+            connections: ConnectionLimits {
+                max_connections: args.max_connections.max(1),
+                header_read_timeout: args.header_read_timeout,
+                write_timeout: args.write_timeout,
+            },
+            request_timeout: args.request_timeout,
+            max_sse_per_client: args.max_sse_per_client.max(1),
+        },
+        demo,
     })
     .await?;
     tracing::info!("dispatch-dash is serving on http://{}/", server.addr);
@@ -432,7 +544,10 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     result
 }
 
-/// Starts the emulator on 127.0.0.1:0 and the scenario driver.
+/// Starts the emulator on 127.0.0.1:0 and the scenario driver. The
+/// population and the warm-up steps are played before this returns, so the
+/// first list of every watch sees them: with `--demo-still` the cluster the
+/// server reads is then fixed by the seed alone.
 async fn start_embedded(
     args: &ServeArgs,
 ) -> Result<
@@ -444,6 +559,7 @@ async fn start_embedded(
     Error,
 > {
     let scenario = emulator::scenario::ScenarioConfig {
+        seed: args.demo_seed,
         jobs: args.demo_jobs,
         pods_per_job: args.demo_pods_per_job,
         pace: Duration::from_millis(args.demo_pace_ms.max(1)),
@@ -459,11 +575,27 @@ async fn start_embedded(
             .unwrap_or_else(|| "default".into()),
         ..emulator::EmulatorConfig::default()
     });
+    let mut scenario = emulator::scenario::populate(&emu, scenario);
+    for _ in 0..args.demo_warmup_steps {
+        scenario.step(&emu);
+    }
     let running = emu.serve(([127, 0, 0, 1], 0).into()).await?;
-    tracing::info!(url = %running.url(), "no cluster configured: running an embedded, simulated one");
+    tracing::info!(
+        url = %running.url(),
+        "serving an embedded, SIMULATED cluster (demo): its jobs are not real. \
+         To watch a real cluster, pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config, \
+         and leave out --demo"
+    );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(emulator::scenario::run(emu, scenario, async move {
-        let _ = stopped.await;
-    }));
+    if args.demo_still {
+        tracing::info!(
+            steps = args.demo_warmup_steps,
+            "the embedded cluster stands still (--demo-still)"
+        );
+    } else {
+        tokio::spawn(scenario.run(emu, async move {
+            let _ = stopped.await;
+        }));
+    }
     Ok((running, namespaces, stop))
 }

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use dispatch_dash::serve::store::StoreLimits;
-use dispatch_dash::serve::{self, ModeChoice, Server, ServerConfig};
+use dispatch_dash::serve::{self, HttpSettings, ModeChoice, Server, ServerConfig};
 use emulator::scenario::objects::{self, JobRef, PodRef};
 use emulator::{Emulator, EmulatorConfig, Kind, RunningEmulator};
 use http_body_util::{BodyExt, Full};
@@ -42,6 +42,7 @@ pub struct Settings {
     pub token: Option<String>,
     pub max_sse_clients: usize,
     pub limits: StoreLimits,
+    pub http: HttpSettings,
 }
 
 impl Default for Settings {
@@ -51,6 +52,7 @@ impl Default for Settings {
             token: None,
             max_sse_clients: 32,
             limits: StoreLimits::default(),
+            http: HttpSettings::default(),
         }
     }
 }
@@ -69,6 +71,8 @@ pub async fn server(emu: &RunningEmulator, settings: Settings) -> Server {
         token: settings.token,
         max_sse_clients: settings.max_sse_clients,
         limits: settings.limits,
+        http: settings.http,
+        demo: false,
     })
     .await
     .expect("server starts")

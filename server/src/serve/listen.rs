@@ -1,0 +1,376 @@
+//! The accept loop: HTTP/1 connections served by hyper with the hygiene a
+//! server facing untrusted clients needs, which `axum::serve` does not give:
+//!
+//! - a cap on open connections: past it a new connection is closed at once
+//!   (and counted) instead of queueing without bound;
+//! - a header-read timeout: a connection has that long to send a whole
+//!   request head, counted from when it opened or finished its previous
+//!   response, so half-sent requests and idle keep-alive connections are
+//!   closed by the same timer;
+//! - a write deadline: a connection whose writes make no progress for that
+//!   long (a client that stopped reading an event stream) fails and is
+//!   closed, which drops its stream and whatever it held;
+//! - bounded per-connection buffers.
+//!
+//! The peer address is put in each request's extensions as axum's
+//! `ConnectInfo`, for the per-client cap on event streams.
+
+use std::convert::Infallible;
+use std::future::Future as _;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Sleep;
+use tower::ServiceExt;
+
+/// Bytes hyper may buffer per connection (request head, queued writes).
+const CONNECTION_BUFFER: usize = 64 * 1024;
+/// How long shutdown waits for open connections to finish.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// Connection-level limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Connections open at once.
+    pub max_connections: usize,
+    /// Time to send a whole request head (also the keep-alive idle limit).
+    pub header_read_timeout: Duration,
+    /// Time a write may make no progress before the connection is dropped.
+    pub write_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_connections: 1024,
+            header_read_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What the accept loop counts, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct ConnectionMetrics {
+    /// Connections open now.
+    pub open: AtomicU64,
+    /// Connections closed at once because the cap was reached.
+    pub rejected: AtomicU64,
+    /// Connections closed because a request head did not arrive in time.
+    pub header_timeouts: AtomicU64,
+    /// Connections dropped because the client took no bytes in time.
+    pub write_timeouts: AtomicU64,
+    /// Requests refused because their Host header names another site.
+    pub misdirected: AtomicU64,
+}
+
+impl ConnectionMetrics {
+    /// Appends the Prometheus text of these metrics to `out`.
+    pub fn render(&self, out: &mut String) {
+        let rows = [
+            (
+                "dispatch_dash_http_connections",
+                "gauge",
+                "Open HTTP connections.",
+                &self.open,
+            ),
+            (
+                "dispatch_dash_http_connections_rejected_total",
+                "counter",
+                "Connections closed at once because the connection cap was reached.",
+                &self.rejected,
+            ),
+            (
+                "dispatch_dash_http_header_timeouts_total",
+                "counter",
+                "Connections closed because no complete request head arrived in time (half-sent or idle).",
+                &self.header_timeouts,
+            ),
+            (
+                "dispatch_dash_http_write_timeouts_total",
+                "counter",
+                "Connections dropped because the client took no bytes within the write deadline (stalled event-stream readers).",
+                &self.write_timeouts,
+            ),
+            (
+                "dispatch_dash_http_misdirected_total",
+                "counter",
+                "Requests refused (421) because their Host header names a site this server is not.",
+                &self.misdirected,
+            ),
+        ];
+        for (name, kind, help, value) in rows {
+            out.push_str(&format!(
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}\n",
+                value.load(Ordering::Relaxed)
+            ));
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` turns true, then lets open
+/// connections finish (SSE streams end on the same signal) for up to
+/// [`DRAIN`].
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    metrics: Arc<ConnectionMetrics>,
+    mut shutdown: watch::Receiver<bool>,
+) -> io::Result<()> {
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stopping(&mut shutdown) => break,
+        };
+        // Reap finished connection tasks so the set stays as big as the
+        // number of open connections.
+        while connections.try_join_next().is_some() {}
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: wait a moment
+                // rather than spin.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            metrics.rejected.fetch_add(1, Ordering::Relaxed);
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let metrics = metrics.clone();
+        let shutdown = shutdown.clone();
+        connections.spawn(async move {
+            metrics.open.fetch_add(1, Ordering::Relaxed);
+            let stream = DeadlineStream::new(stream, limits.write_timeout, metrics.clone());
+            serve_connection(stream, peer, app, limits, &metrics, shutdown).await;
+            metrics.open.fetch_sub(1, Ordering::Relaxed);
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(DRAIN, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        connections.abort_all();
+    }
+    Ok(())
+}
+
+/// Completes once shutdown is signalled (or its sender is gone).
+async fn stopping(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|down| *down).await;
+}
+
+async fn serve_connection<S>(
+    stream: S,
+    peer: SocketAddr,
+    app: Router,
+    limits: ConnectionLimits,
+    metrics: &ConnectionMetrics,
+    mut shutdown: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        let app = app.clone();
+        async move { Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|e| match e {})) }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(CONNECTION_BUFFER)
+        .serve_connection(TokioIo::new(stream), service);
+    let mut connection = std::pin::pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = stopping(&mut shutdown) => {
+            connection.as_mut().graceful_shutdown();
+            connection.as_mut().await
+        }
+    };
+    if let Err(e) = result {
+        if e.is_timeout() {
+            metrics.header_timeouts.fetch_add(1, Ordering::Relaxed);
+        }
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+/// A stream whose writes must make progress: once a write has been pending
+/// for `deadline`, it fails with `TimedOut`, and hyper closes the
+/// connection. Reads are untouched (the header-read timeout covers them).
+pub struct DeadlineStream<S> {
+    inner: S,
+    deadline: Duration,
+    /// Armed when a write first returns `Pending`; cleared by progress.
+    stalled: Option<Pin<Box<Sleep>>>,
+    metrics: Arc<ConnectionMetrics>,
+}
+
+impl<S> DeadlineStream<S> {
+    /// Wraps `inner`.
+    pub fn new(inner: S, deadline: Duration, metrics: Arc<ConnectionMetrics>) -> Self {
+        DeadlineStream {
+            inner,
+            deadline,
+            stalled: None,
+            metrics,
+        }
+    }
+
+    /// After the inner write returned `Pending`: `Pending` again, unless the
+    /// deadline has passed.
+    fn poll_stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let deadline = self.deadline;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(deadline)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.stalled = None;
+                self.metrics.write_timeouts.fetch_add(1, Ordering::Relaxed);
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client took no bytes within the write deadline",
+                )))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn progressed<T>(
+        &mut self,
+        result: Poll<io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
+        match result {
+            Poll::Ready(r) => {
+                self.stalled = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => self.poll_stalled(cx),
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for DeadlineStream<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for DeadlineStream<S> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let result = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.progressed(result, cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let result = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.progressed(result, cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let result = Pin::new(&mut this.inner).poll_flush(cx);
+        this.progressed(result, cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let result = Pin::new(&mut this.inner).poll_shutdown(cx);
+        this.progressed(result, cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn a_write_that_makes_no_progress_fails_at_the_deadline() {
+        let metrics = Arc::new(ConnectionMetrics::default());
+        let (near, mut far) = tokio::io::duplex(64);
+        let mut stream = DeadlineStream::new(near, Duration::from_millis(50), metrics.clone());
+        // The pipe holds 64 bytes: the first write fills it.
+        stream.write_all(&[1; 64]).await.expect("fits the pipe");
+        let stalled = tokio::time::timeout(Duration::from_secs(30), stream.write_all(&[2; 64]))
+            .await
+            .expect("the deadline, not the test's timeout, ends the write");
+        let error = stalled.expect_err("nobody reads the other end");
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(metrics.write_timeouts.load(Ordering::Relaxed), 1);
+        // Reads still work, and progress clears the timer.
+        let mut first = [0; 64];
+        far.read_exact(&mut first)
+            .await
+            .expect("the first 64 bytes");
+        assert_eq!(first, [1; 64]);
+    }
+
+    #[tokio::test]
+    async fn a_slow_but_moving_reader_is_not_dropped() {
+        let metrics = Arc::new(ConnectionMetrics::default());
+        let (near, mut far) = tokio::io::duplex(16);
+        let mut stream = DeadlineStream::new(near, Duration::from_secs(5), metrics.clone());
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            let mut chunk = [0; 16];
+            while got.len() < 256 {
+                let n = far.read(&mut chunk).await.expect("read");
+                got.extend_from_slice(&chunk[..n]);
+            }
+            got
+        });
+        stream
+            .write_all(&[7; 256])
+            .await
+            .expect("the reader keeps up");
+        assert_eq!(reader.await.expect("reader"), vec![7; 256]);
+        assert_eq!(metrics.write_timeouts.load(Ordering::Relaxed), 0);
+    }
+}
