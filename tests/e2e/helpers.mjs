@@ -113,10 +113,16 @@ export async function startServer(extra = [], listen = '127.0.0.1:0') {
     child.stderr.on('data', read);
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}:\n${log}`)); });
   });
-  // Ready once every watch has listed.
-  for (let i = 0; i < 300; i++) {
+  // Ready once every watch has listed: what the page reads is then the
+  // embedded cluster as it stands.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     const r = await fetch(`${url}/readyz`).catch(() => null);
     if (r?.ok) break;
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`server not ready within 60 s:\n${log}`);
+    }
     await new Promise((res) => setTimeout(res, 100));
   }
   const stop = () => new Promise((resolve) => {

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod query;
+pub mod server_info;
 pub mod store;
 pub mod timeline;
 pub mod ui;

@@ -12,6 +12,7 @@ use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
 use crate::query::{Page, ViewState};
+use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
 
 /// After this long without a connection the data is called stale.
@@ -215,19 +216,15 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         generation: StoredValue::new(0),
         repaint_pending: StoredValue::new(false),
     };
-    let namespaces: RwSignal<Option<Result<Vec<String>, String>>> = RwSignal::new(None);
+    let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
     leptos::task::spawn_local(async move {
-        let result = fetch_text("/api/v1/namespaces").await.and_then(|t| {
-            let v: Value = serde_json::from_str(&t).map_err(|e| e.to_string())?;
-            Ok(v.get("namespaces")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|n| n.as_str().map(str::to_string))
-                .collect::<Vec<_>>())
-        });
-        namespaces.set(Some(result));
+        let result = fetch_text("/api/v1/namespaces")
+            .await
+            .and_then(|t| ServerInfo::parse(&t));
+        info.set(Some(result));
     });
+    let namespaces = Memo::new(move |_| info.get().map(|r| r.map(|i| i.namespaces)));
+    let demo = Memo::new(move |_| matches!(info.get(), Some(Ok(ServerInfo { demo: true, .. }))));
     // Pick the first namespace when the URL names none.
     Effect::new(move |_| {
         if let Some(Ok(list)) = namespaces.get() {
@@ -356,7 +353,18 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         }
         .into_any()
     };
+    let banner =
+        move || {
+            demo.get().then(|| view! {
+            <p id="demo-banner" class="banner demo" role="note">
+                <strong>"Demo cluster. "</strong>
+                "These jobs are simulated by the embedded cluster, not read from a real one. \
+                 Start the server with a kubeconfig to watch yours."
+            </p>
+        })
+        };
     view! {
+        {banner}
         <section class="toolbar">
             {picker}
             {indicator}
