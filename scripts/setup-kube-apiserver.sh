@@ -105,7 +105,7 @@ apt-get "${private_apt[@]}" update -qq || die "could not update the private deb-
   cd "$work"
   log "apt-get source kubernetes=$debian_source_version"
   apt-get "${private_apt[@]}" source --download-only "kubernetes=$debian_source_version" ||
-    die "could not download the kubernetes $debian_source_version source package"
+    die "could not download the kubernetes $debian_source_version source package (if bookworm has a newer one, check it is still upstream $kube_version and update debian_source_version in $0)"
   dpkg-source -x "kubernetes_${debian_source_version#*:}.dsc" src >/dev/null ||
     die "dpkg-source -x failed"
 )

@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::apiserver::{ApiServer, GapProxy, Workloads, ADMIN_TOKEN, COMPACTION_INTERVAL};
+use common::apiserver::{
+    ApiServer, GapProxy, Workloads, ADMIN_TOKEN, ALICE_TOKEN, COMPACTION_INTERVAL,
+};
 use common::*;
 use dispatch_dash::serve::{self, ModeChoice, Server, ServerConfig};
 use emulator::scenario::objects::{self, JobRef, PodRef};
@@ -125,6 +127,23 @@ async fn observed(
     .await
 }
 
+/// The Workload versions discovery serves, and the preferred one.
+async fn workload_versions(api: &ApiServer) -> (Vec<String>, String) {
+    let groups = api.client().list_api_groups().await.expect("discovery");
+    let kueue = groups
+        .groups
+        .iter()
+        .find(|g| g.name == "kueue.x-k8s.io")
+        .expect("the kueue.x-k8s.io group is served");
+    let versions = kueue.versions.iter().map(|v| v.version.clone()).collect();
+    let preferred = kueue
+        .preferred_version
+        .as_ref()
+        .map(|v| v.version.clone())
+        .unwrap_or_default();
+    (versions, preferred)
+}
+
 async fn watch_restarts(addr: std::net::SocketAddr) -> u64 {
     let (_, metrics) = get_text(addr, "/metrics", &[]).await;
     metrics
@@ -154,6 +173,19 @@ async fn lists_and_watches_over_tls_with_a_token() {
         (count_kind(&snap, "TrainJob") == 1 && count_kind(&snap, "JobSet") == 1).then_some(())
     })
     .await;
+    // The token is what the apiserver authorizes: a wrong one is 401, a
+    // known user without roles is 403.
+    for (token, code) in [("not-a-token", 401), (ALICE_TOKEN, 403)] {
+        let config = serve::config_from_kubeconfig_yaml(&api.kubeconfig_yaml_at(&api.url, token))
+            .await
+            .expect("kubeconfig");
+        let client = kube::Client::try_from(config).expect("client");
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(client, NS);
+        match pods.list(&Default::default()).await {
+            Err(kube::Error::Api(status)) => assert_eq!(status.code, code, "{token}"),
+            other => panic!("listing pods with {token} gave {other:?}"),
+        }
+    }
     let first = observed(
         addr,
         "llm-1",
@@ -353,6 +385,28 @@ async fn kueue_mode_follows_the_workload_from_pending_to_admitted() {
     // version the server reads: the CRD serves both).
     let (_, ready) = get_json(addr, "/readyz").await;
     assert_eq!(ready["mode"], "kueue", "{ready}");
+    assert_eq!(
+        workload_versions(&api).await,
+        (
+            vec!["v1beta2".to_string(), "v1beta1".to_string()],
+            "v1beta2".to_string()
+        )
+    );
+    // The apiserver kept the deprecation (a 1.20 apiserver knows the field).
+    let crds = api
+        .api("apiextensions.k8s.io/v1", "CustomResourceDefinition", None)
+        .await;
+    let crd = crds
+        .get("workloads.kueue.x-k8s.io")
+        .await
+        .expect("the Workload CRD");
+    let v1beta1 = &crd.data["spec"]["versions"][0];
+    assert_eq!(v1beta1["name"], "v1beta1");
+    assert_eq!(v1beta1["deprecated"], true);
+    assert_eq!(
+        v1beta1["deprecationWarning"],
+        "This version is deprecated. Use v1beta2 instead."
+    );
 
     let job = JobRef::new(NS, "llm-5", "s1");
     let trainjob = create_trainjob(&api, "llm-5", Some("gpu")).await;
@@ -421,4 +475,21 @@ async fn kueue_mode_follows_the_workload_from_pending_to_admitted() {
     assert_eq!(running["held"], false);
     assert_eq!(running["foreign"], false, "{running}");
     server.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_v1beta2_only_workload_crd_serves_only_v1beta2() {
+    // For the switch away from v1beta1: the CRD variant loads and a
+    // Workload is stored and read at v1beta2.
+    let api = ApiServer::start(Workloads::V1beta2Only, &[NS]).await;
+    assert_eq!(
+        workload_versions(&api).await,
+        (vec!["v1beta2".to_string()], "v1beta2".to_string())
+    );
+    let job = JobRef::new(NS, "llm-8", "s1");
+    let mut workload = objects::workload(&job, "trainjob-llm-8-s1-0a1b2", "uid-8", "gpu", 1);
+    workload["apiVersion"] = json!("kueue.x-k8s.io/v1beta2");
+    let stored = api.create(workload).await;
+    assert_eq!(stored["apiVersion"], "kueue.x-k8s.io/v1beta2");
+    assert_eq!(stored["spec"]["queueName"], "gpu");
 }

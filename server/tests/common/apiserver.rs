@@ -26,12 +26,12 @@ use kube::api::{
 };
 use kube::Client;
 use serde_json::{json, Value};
-
-use super::eventually;
 use tokio::io::copy_bidirectional;
 use tokio::net::{TcpListener as AsyncTcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore, SemaphorePermit};
 use tokio::task::JoinHandle;
+
+use super::eventually;
 
 /// The token of `admin` (group `system:masters`).
 pub const ADMIN_TOKEN: &str = "admin-token-0c1f9e";
