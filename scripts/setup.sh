@@ -61,4 +61,8 @@ if [ -f package-lock.json ]; then
     npm ci --no-audit --no-fund
   fi
 fi
+# The real kube-apiserver test tier (server/tests/real_apiserver.rs): etcd,
+# and a kube-apiserver built from Debian's source package, cached outside the
+# work tree (about 12 min cold on a busy 2-core machine, under a second warm).
+./scripts/setup-kube-apiserver.sh
 log "setup done"

@@ -25,7 +25,7 @@ cargo clippy -p web --all-targets --target wasm32-unknown-unknown -- -D warnings
 step "web client (Trunk, release); the server embeds it"
 ./scripts/build-web.sh
 
-step "native tests: engine, CLI, server, emulator, workspace"
+step "native tests: engine, CLI, server (emulator and real kube-apiserver), emulator, workspace"
 cargo test
 
 step "web client state tests (natively)"

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod apiserver;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
