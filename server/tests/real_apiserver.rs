@@ -12,28 +12,21 @@ use common::apiserver::{
     ApiServer, GapProxy, Workloads, ADMIN_TOKEN, ALICE_TOKEN, COMPACTION_INTERVAL,
 };
 use common::*;
-use dispatch_dash::serve::{self, ModeChoice, Server, ServerConfig};
+use dispatch_dash::serve::{self, ModeChoice, Server};
 use emulator::scenario::objects::{self, JobRef, PodRef};
 use hyper::StatusCode;
 use serde_json::{json, Value};
 
 /// dispatch-dash serving `NS` from the cluster of `kubeconfig`.
 async fn dispatch_dash(kubeconfig: &str, mode: ModeChoice) -> Server {
-    let kube = serve::config_from_kubeconfig_yaml(kubeconfig)
-        .await
-        .expect("the apiserver's kubeconfig");
-    let server = serve::start(ServerConfig {
-        kube,
-        namespaces: vec![NS.into()],
-        all_namespaces: false,
-        mode,
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        token: None,
-        max_sse_clients: 32,
-        limits: Default::default(),
-    })
-    .await
-    .expect("server starts");
+    let server = server_for(
+        kubeconfig,
+        Settings {
+            mode,
+            ..Settings::default()
+        },
+    )
+    .await;
     // Against a real apiserver the first lists take longer than readiness
     // does against the emulator.
     eventually(30, "dispatch-dash ready", || async {

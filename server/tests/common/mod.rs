@@ -61,7 +61,12 @@ impl Default for Settings {
 
 /// The real server, with the real kube client, in front of `emu`.
 pub async fn server(emu: &RunningEmulator, settings: Settings) -> Server {
-    let kube = serve::config_from_kubeconfig_yaml(&emu.kubeconfig_yaml())
+    server_for(&emu.kubeconfig_yaml(), settings).await
+}
+
+/// The real server watching `NS` of the cluster a kubeconfig names.
+pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
+    let kube = serve::config_from_kubeconfig_yaml(kubeconfig)
         .await
         .expect("kubeconfig");
     serve::start(ServerConfig {
