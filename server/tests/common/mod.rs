@@ -42,6 +42,7 @@ pub struct Settings {
     pub token: Option<String>,
     pub max_sse_clients: usize,
     pub limits: StoreLimits,
+    pub unready_after: Duration,
 }
 
 impl Default for Settings {
@@ -51,6 +52,7 @@ impl Default for Settings {
             token: None,
             max_sse_clients: 32,
             limits: StoreLimits::default(),
+            unready_after: serve::health::UNREADY_AFTER,
         }
     }
 }
@@ -69,6 +71,7 @@ pub async fn server(emu: &RunningEmulator, settings: Settings) -> Server {
         token: settings.token,
         max_sse_clients: settings.max_sse_clients,
         limits: settings.limits,
+        unready_after: settings.unready_after,
     })
     .await
     .expect("server starts")
