@@ -85,8 +85,9 @@ impl Kind {
         }
     }
 
-    /// The warning a request for this kind at `version` gets, when that
-    /// version is deprecated (the text of the CRD's `deprecationWarning`).
+    /// The warning a request for this kind at `version` gets when that
+    /// version is deprecated (the text of the CRD's `deprecationWarning`);
+    /// [`crate::Emulator::deprecation`] says whether it is, as configured.
     pub fn deprecation(self, version: &str) -> Option<String> {
         (self == Kind::Workload && version == "v1beta1").then(|| {
             format!(

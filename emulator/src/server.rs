@@ -235,7 +235,7 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
                 name,
                 subresource,
             };
-            let deprecation = kind.deprecation(&request.version);
+            let deprecation = emu.deprecation(kind, &request.version);
             let mut response = resource(&state, request, &params).await;
             if let Some(text) = deprecation {
                 // What a real API server sends for a CRD version marked
@@ -408,7 +408,7 @@ async fn resource(
         Err(e) => return bad_request(&e),
     };
     let verb = verb(&name, &params);
-    emu.count_request(kind, verb, kind.deprecation(&version).is_some());
+    emu.count_request(kind, verb, emu.deprecation(kind, &version).is_some());
     let api_version = kind.api_version_at(&version);
     if emu.is_forbidden(kind.plural(), verb) {
         let scope = match &namespace {

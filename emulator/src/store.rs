@@ -111,6 +111,8 @@ pub(crate) struct State {
     pub requests: HashMap<(Kind, &'static str), u64>,
     /// Requests received at a deprecated version.
     pub deprecated_requests: u64,
+    /// The Workload versions served now (the config's, until changed).
+    pub workload_versions: WorkloadVersions,
     rng: SplitMix64,
 }
 
@@ -186,6 +188,7 @@ impl Emulator {
     /// An empty cluster (no namespaces, no objects) at resourceVersion 0.
     pub fn new(config: EmulatorConfig) -> Self {
         let rng = SplitMix64::new(config.seed);
+        let workload_versions = config.workload_versions;
         Emulator {
             inner: Arc::new(Inner {
                 config,
@@ -198,6 +201,7 @@ impl Emulator {
                     latency: Duration::ZERO,
                     requests: HashMap::new(),
                     deprecated_requests: 0,
+                    workload_versions,
                     rng,
                 }),
                 rv_tx: watch::Sender::new(0),
@@ -236,7 +240,7 @@ impl Emulator {
     pub fn served_versions(&self, kind: Kind) -> &'static [&'static str] {
         match kind {
             _ if !self.serves(kind) => &[],
-            Kind::Workload => self.inner.config.workload_versions.served(),
+            Kind::Workload => self.state().workload_versions.served(),
             _ => kind.versions(),
         }
     }
@@ -244,6 +248,24 @@ impl Emulator {
     /// Whether `kind` is served at `version`.
     pub fn serves_version(&self, kind: Kind, version: &str) -> bool {
         self.served_versions(kind).contains(&version)
+    }
+
+    /// The warning a request for `kind` at `version` gets: Workloads at
+    /// `v1beta1` while `v1beta2` is served too (Kueue's CRD marks it
+    /// `deprecated: true` then; an older Kueue serving only `v1beta1` does
+    /// not).
+    pub fn deprecation(&self, kind: Kind, version: &str) -> Option<String> {
+        if kind == Kind::Workload && self.state().workload_versions != WorkloadVersions::Both {
+            return None;
+        }
+        kind.deprecation(version)
+    }
+
+    /// Changes the Workload versions served, as a Kueue upgrade or
+    /// downgrade does: requests at a version no longer served answer 404
+    /// (open watches go on until they end). Objects are kept.
+    pub fn set_workload_versions(&self, versions: WorkloadVersions) {
+        self.state().workload_versions = versions;
     }
 
     fn kind_of(&self, obj: &mut Value) -> Result<Kind> {

@@ -176,15 +176,24 @@ async fn one_version_only_answers_404_at_the_other() {
             Err(kube::Error::Api(s)) => assert_eq!(s.code, 404),
             other => panic!("expected 404 at {gone}, got {other:?}"),
         }
-        let list = workloads_at(client, served)
+        let list = workloads_at(client.clone(), served)
             .list(&ListParams::default())
             .await
             .unwrap();
         assert_eq!(list.items.len(), 1);
+        assert_eq!(emu.deprecated_requests(), 0, "one version alone is not deprecated");
         assert_eq!(
             list.items[0].types.as_ref().unwrap().api_version,
             format!("kueue.x-k8s.io/{served}")
         );
+        // An upgrade (or downgrade) switches what is served, objects kept.
+        emu.set_workload_versions(WorkloadVersions::Both);
+        let list = workloads_at(client, gone)
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        assert_eq!(list.items.len(), 1);
+        assert_eq!(emu.deprecated_requests(), u64::from(gone == "v1beta1"));
     }
 }
 

@@ -13,8 +13,8 @@
 //!
 //! Every error path (list errors, `403` on list and on watch, failed watch
 //! requests, watch `ERROR` events other than `410`, broken streams) waits a
-//! [`Backoff`]: exponential, with decorrelated jitter, capped at 30 s, reset
-//! once a watch works. Failures are logged at warn, rate-limited per watch
+//! [`Backoff`]: exponential with jitter, capped at 30 s, reset once a watch
+//! works. Failures are logged at warn, rate-limited per watch
 //! ([`FailureLog`]), with an info when it recovers; each watch's state is
 //! kept on the [`HealthBoard`] for `/readyz`.
 //!
@@ -53,16 +53,20 @@ pub const WARN_EVERY: Duration = Duration::from_secs(60);
 /// Where a watch loop sends its events.
 pub type EventSender = mpsc::Sender<WatchEvent>;
 
-/// Delays between failed attempts: exponential with decorrelated jitter
-/// (each delay is drawn uniformly between the base and three times the last
-/// one, capped), so that many watches failing together do not retry in
-/// step. The randomness is a xorshift seeded per watch; nothing here needs
-/// to be reproducible.
+/// Delays between failed attempts: exponential with jitter. The n-th delay
+/// of a streak is drawn uniformly from `[c/2, c]` where `c = base * 2^(n+1)`
+/// capped at `cap` ("equal jitter"). The jitter keeps watches that failed
+/// together from retrying in step; the floor that doubles bounds how many
+/// attempts a streak makes in any stretch of time, which full or
+/// decorrelated jitter (whose draws can fall back to the base) does not.
+/// The randomness is a xorshift seeded per watch; nothing here needs to be
+/// reproducible.
 #[derive(Debug, Clone)]
 pub struct Backoff {
     base: Duration,
     cap: Duration,
-    last: Duration,
+    /// Failures since the last reset.
+    attempt: u32,
     rng: u64,
 }
 
@@ -72,7 +76,7 @@ impl Backoff {
         Backoff {
             base,
             cap: cap.max(base),
-            last: base,
+            attempt: 0,
             // xorshift has one fixed point: zero.
             rng: seed | 1,
         }
@@ -80,19 +84,23 @@ impl Backoff {
 
     /// The next delay, in `[base, cap]`.
     pub fn next_delay(&mut self) -> Duration {
-        let upper = self.last.saturating_mul(3).min(self.cap);
-        let span = u64::try_from((upper - self.base).as_nanos()).unwrap_or(u64::MAX);
+        let ceiling = self
+            .base
+            .saturating_mul(2u32.saturating_pow(self.attempt.saturating_add(1)))
+            .min(self.cap);
+        self.attempt = self.attempt.saturating_add(1);
+        let floor = (ceiling / 2).max(self.base.min(ceiling));
+        let span = u64::try_from((ceiling - floor).as_nanos()).unwrap_or(u64::MAX);
         let offset = match span.checked_add(1) {
             Some(modulus) => self.random() % modulus,
             None => self.random(),
         };
-        self.last = self.base + Duration::from_nanos(offset);
-        self.last
+        floor + Duration::from_nanos(offset)
     }
 
     /// Starts again from the base delay (after a success).
     pub fn reset(&mut self) {
-        self.last = self.base;
+        self.attempt = 0;
     }
 
     fn random(&mut self) -> u64 {
@@ -550,21 +558,24 @@ mod tests {
     }
 
     #[test]
-    fn backoff_grows_to_the_cap_and_no_step_more_than_triples() {
-        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 7);
-        let mut last = BACKOFF_BASE;
-        let mut longest = Duration::ZERO;
-        for _ in 0..60 {
-            let d = b.next_delay();
-            assert!(d <= last * 3, "{d:?} after {last:?}");
-            last = d;
-            longest = longest.max(d);
+    fn backoff_doubles_its_range_up_to_the_cap() {
+        for seed in 0..20 {
+            let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed);
+            for n in 0..20u32 {
+                let ceiling = (BACKOFF_BASE * 2u32.pow(n + 1)).min(BACKOFF_CAP);
+                let d = b.next_delay();
+                assert!(d >= ceiling / 2 && d <= ceiling, "attempt {n}: {d:?}");
+            }
         }
-        assert!(longest >= BACKOFF_CAP / 2, "reached {longest:?}");
-        // Over a streak of 20, the total wait is far more than 20 quick retries.
-        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 11);
-        let total: Duration = (0..20).map(|_| b.next_delay()).sum();
-        assert!(total > Duration::from_secs(60), "{total:?}");
+        // So a streak makes few attempts: in the first 10 s, at most 5.
+        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 9);
+        let mut elapsed = Duration::ZERO;
+        let mut attempts = 0;
+        while elapsed < Duration::from_secs(10) {
+            elapsed += b.next_delay();
+            attempts += 1;
+        }
+        assert!(attempts <= 6, "{attempts}");
     }
 
     #[test]
@@ -573,9 +584,10 @@ mod tests {
         for _ in 0..30 {
             b.next_delay();
         }
+        assert!(b.next_delay() >= BACKOFF_CAP / 2);
         b.reset();
         let d = b.next_delay();
-        assert!(d >= BACKOFF_BASE && d <= BACKOFF_BASE * 3, "{d:?}");
+        assert!(d >= BACKOFF_BASE && d <= BACKOFF_BASE * 2, "{d:?}");
     }
 
     #[test]
@@ -587,8 +599,14 @@ mod tests {
                 b.next_delay()
             })
             .collect();
-        let low = first.iter().filter(|d| **d < Duration::from_millis(200)).count();
-        let high = first.iter().filter(|d| **d > Duration::from_millis(200)).count();
+        let low = first
+            .iter()
+            .filter(|d| **d < Duration::from_millis(150))
+            .count();
+        let high = first
+            .iter()
+            .filter(|d| **d > Duration::from_millis(150))
+            .count();
         assert!(low > 100 && high > 100, "{low} low, {high} high");
         // Two watches with different seeds do not retry in step.
         let mut a = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 1);
