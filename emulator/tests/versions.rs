@@ -181,7 +181,11 @@ async fn one_version_only_answers_404_at_the_other() {
             .await
             .unwrap();
         assert_eq!(list.items.len(), 1);
-        assert_eq!(emu.deprecated_requests(), 0, "one version alone is not deprecated");
+        assert_eq!(
+            emu.deprecated_requests(),
+            0,
+            "one version alone is not deprecated"
+        );
         assert_eq!(
             list.items[0].types.as_ref().unwrap().api_version,
             format!("kueue.x-k8s.io/{served}")

@@ -69,8 +69,16 @@ async fn workloads_are_watched_at_the_preferred_understood_version() {
     let mut verdicts = Vec::new();
     for (versions, expected, deprecated_allowed) in [
         (WorkloadVersions::Both, "kueue.x-k8s.io/v1beta2", false),
-        (WorkloadVersions::V1beta2Only, "kueue.x-k8s.io/v1beta2", false),
-        (WorkloadVersions::V1beta1Only, "kueue.x-k8s.io/v1beta1", true),
+        (
+            WorkloadVersions::V1beta2Only,
+            "kueue.x-k8s.io/v1beta2",
+            false,
+        ),
+        (
+            WorkloadVersions::V1beta1Only,
+            "kueue.x-k8s.io/v1beta1",
+            true,
+        ),
     ] {
         let running = kueue_emulator(versions).await;
         let emu = running.emulator().clone();
@@ -81,9 +89,15 @@ async fn workloads_are_watched_at_the_preferred_understood_version() {
 
         let (status, readyz) = get_json(addr, "/readyz").await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(readyz["mode"], "kueue", "{versions:?}: auto follows discovery");
+        assert_eq!(
+            readyz["mode"], "kueue",
+            "{versions:?}: auto follows discovery"
+        );
         assert_eq!(readyz["apiVersions"]["Workload"], expected, "{versions:?}");
-        assert_eq!(readyz["apiVersions"]["TrainJob"], "trainer.kubeflow.org/v1alpha1");
+        assert_eq!(
+            readyz["apiVersions"]["TrainJob"],
+            "trainer.kubeflow.org/v1alpha1"
+        );
         let (_, namespaces) = get_json(addr, "/api/v1/namespaces").await;
         assert_eq!(namespaces["apiVersions"]["Workload"], expected);
         assert_eq!(
@@ -97,7 +111,10 @@ async fn workloads_are_watched_at_the_preferred_understood_version() {
             (!found.is_empty()).then_some(found)
         })
         .await;
-        assert_eq!(observations[0]["state"], "suspended", "{versions:?}: {observations:?}");
+        assert_eq!(
+            observations[0]["state"], "suspended",
+            "{versions:?}: {observations:?}"
+        );
         verdicts.push(observations.iter().map(verdict).collect::<Vec<_>>());
         let snap = snapshot(addr).await;
         let workload = snap["items"]
@@ -144,14 +161,22 @@ async fn a_version_that_goes_away_is_rediscovered() {
     .await;
     // Still reading: a new Workload shows up, at v1beta2.
     let job = JobRef::new(NS, "llm-2", "s1");
-    emu.create(objects::workload(&job, "trainjob-llm-2-s1", "uid-2", "team-queue", 1))
-        .expect("create Workload");
+    emu.create(objects::workload(
+        &job,
+        "trainjob-llm-2-s1",
+        "uid-2",
+        "team-queue",
+        1,
+    ))
+    .expect("create Workload");
     eventually(10, "the new Workload", || async move {
         let snap = snapshot(addr).await;
         let items = snap["items"].as_array().cloned().unwrap_or_default();
         let workloads: Vec<&Value> = items.iter().filter(|i| i["kind"] == "Workload").collect();
         (workloads.len() == 2
-            && workloads.iter().all(|w| w["apiVersion"] == "kueue.x-k8s.io/v1beta2"))
+            && workloads
+                .iter()
+                .all(|w| w["apiVersion"] == "kueue.x-k8s.io/v1beta2"))
         .then_some(())
     })
     .await;
@@ -189,7 +214,10 @@ async fn a_kind_that_is_not_served_is_named_and_makes_the_server_unready() {
     assert!(entry["since"].as_str().is_some_and(|s| !s.is_empty()));
     assert_eq!(readyz["apiVersions"]["Workload"], Value::Null);
     // The other kinds are watched.
-    assert_eq!(readyz["apiVersions"]["TrainJob"], "trainer.kubeflow.org/v1alpha1");
+    assert_eq!(
+        readyz["apiVersions"]["TrainJob"],
+        "trainer.kubeflow.org/v1alpha1"
+    );
     server.shutdown().await.expect("shutdown");
 }
 

@@ -83,7 +83,11 @@ fn core_resource(kind: ObjectKind) -> Option<ApiResource> {
 /// Picks the version of `kind` to watch from the group list (`/apis`) and
 /// the resource lists of the group's versions (`/apis/<group>/<version>`;
 /// lists of other groups are ignored).
-pub fn choose(kind: ObjectKind, groups: &APIGroupList, resources: &[APIResourceList]) -> Availability {
+pub fn choose(
+    kind: ObjectKind,
+    groups: &APIGroupList,
+    resources: &[APIResourceList],
+) -> Availability {
     if let Some(resource) = core_resource(kind) {
         return Availability::Served(resource);
     }
@@ -137,7 +141,10 @@ pub async fn discover(
         .filter(|g| custom.iter().any(|k| k.group() == g.name))
     {
         for version in &group.versions {
-            match client.list_api_group_resources(&version.group_version).await {
+            match client
+                .list_api_group_resources(&version.group_version)
+                .await
+            {
                 Ok(list) => resources.push(list),
                 // Removed between the two requests: the version serves nothing.
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
@@ -176,8 +183,10 @@ mod tests {
                 })
             })
             .collect();
-        serde_json::from_value(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
-            .expect("an APIGroupList")
+        serde_json::from_value(
+            json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+        )
+        .expect("an APIGroupList")
     }
 
     /// `/apis/<group_version>` listing `plurals` (and their status
@@ -253,7 +262,10 @@ mod tests {
     #[test]
     fn a_missing_group_or_resource_is_not_served() {
         let none = groups(&[("jobset.x-k8s.io", &["v1alpha2"])]);
-        assert_eq!(choose(ObjectKind::Workload, &none, &[]), Availability::NotServed);
+        assert_eq!(
+            choose(ObjectKind::Workload, &none, &[]),
+            Availability::NotServed
+        );
         // The group exists (other CRDs of it are installed) but no version
         // lists this kind's resource.
         let trainer = groups(&[("trainer.kubeflow.org", &["v1alpha1"])]);
@@ -268,7 +280,10 @@ mod tests {
         );
         // A version the group lists whose resource list was not read (gone
         // between the requests) serves nothing.
-        assert_eq!(choose(ObjectKind::TrainJob, &trainer, &[]), Availability::NotServed);
+        assert_eq!(
+            choose(ObjectKind::TrainJob, &trainer, &[]),
+            Availability::NotServed
+        );
     }
 
     #[test]
@@ -285,7 +300,10 @@ mod tests {
         // A resource list of another group with the same plural is no answer.
         let jobset = groups(&[("jobset.x-k8s.io", &["v1alpha2"])]);
         let lists = [resources("example.com/v1alpha2", &["jobsets"])];
-        assert_eq!(choose(ObjectKind::JobSet, &jobset, &lists), Availability::NotServed);
+        assert_eq!(
+            choose(ObjectKind::JobSet, &jobset, &lists),
+            Availability::NotServed
+        );
     }
 
     #[test]

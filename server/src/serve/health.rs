@@ -108,6 +108,11 @@ type ScopeKey = (ObjectKind, Option<String>);
 #[derive(Debug)]
 pub struct HealthBoard {
     entries: Mutex<BTreeMap<ScopeKey, WatchHealth>>,
+    /// Kinds discovery found but the server does not watch (`--mode auto`
+    /// on a cluster serving Workloads only in unknown versions): reported,
+    /// never a reason to be unready, since the mode chosen does not read
+    /// them.
+    unwatched: Mutex<Vec<WatchHealth>>,
     unready_after: Duration,
 }
 
@@ -131,8 +136,23 @@ impl HealthBoard {
             .collect();
         HealthBoard {
             entries: Mutex::new(entries),
+            unwatched: Mutex::new(Vec::new()),
             unready_after,
         }
+    }
+
+    /// Reports a kind that is not watched, and why (cluster-wide).
+    pub fn note_unwatched(&self, kind: ObjectKind, state: WatchState) {
+        let mut unwatched = self.unwatched.lock().unwrap_or_else(|p| p.into_inner());
+        unwatched.retain(|h| h.kind != kind);
+        unwatched.push(WatchHealth {
+            kind,
+            namespace: None,
+            api_version: None,
+            state,
+            since: Instant::now(),
+            since_wall: SystemTime::now(),
+        });
     }
 
     fn entries(&self) -> MutexGuard<'_, BTreeMap<ScopeKey, WatchHealth>> {
@@ -158,15 +178,29 @@ impl HealthBoard {
     }
 
     /// Records the `apiVersion` a watch reads.
-    pub fn set_api_version(&self, kind: ObjectKind, namespace: &Option<String>, api_version: Option<String>) {
+    pub fn set_api_version(
+        &self,
+        kind: ObjectKind,
+        namespace: &Option<String>,
+        api_version: Option<String>,
+    ) {
         if let Some(entry) = self.entries().get_mut(&(kind, namespace.clone())) {
             entry.api_version = api_version;
         }
     }
 
-    /// Every watch's health, by kind then namespace.
+    /// Every watch's health, by kind then namespace, then the kinds noted
+    /// as not watched.
     pub fn all(&self) -> Vec<WatchHealth> {
-        self.entries().values().cloned().collect()
+        let mut all: Vec<WatchHealth> = self.entries().values().cloned().collect();
+        all.extend(
+            self.unwatched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned(),
+        );
+        all
     }
 
     /// The `apiVersion` watched per kind (a kind watched in several
@@ -174,7 +208,8 @@ impl HealthBoard {
     pub fn api_versions(&self) -> BTreeMap<ObjectKind, Option<String>> {
         let mut out = BTreeMap::new();
         for health in self.entries().values() {
-            out.entry(health.kind).or_insert_with(|| health.api_version.clone());
+            out.entry(health.kind)
+                .or_insert_with(|| health.api_version.clone());
         }
         out
     }
@@ -183,7 +218,8 @@ impl HealthBoard {
     /// `now`.
     pub fn unhealthy_too_long(&self, now: Instant) -> bool {
         self.entries().values().any(|h| {
-            h.state.unhealthy_for(h.kind) && now.saturating_duration_since(h.since) > self.unready_after
+            h.state.unhealthy_for(h.kind)
+                && now.saturating_duration_since(h.since) > self.unready_after
         })
     }
 }
@@ -207,7 +243,10 @@ mod tests {
         let board = board(Duration::from_secs(60));
         let scope = Some("a".to_string());
         let start = Instant::now();
-        assert!(!board.unhealthy_too_long(start + Duration::from_secs(3600)), "pending is the store's business");
+        assert!(
+            !board.unhealthy_too_long(start + Duration::from_secs(3600)),
+            "pending is the store's business"
+        );
         board.set_state(ObjectKind::TrainJob, &scope, WatchState::Failing);
         assert!(!board.unhealthy_too_long(Instant::now() + Duration::from_secs(59)));
         assert!(board.unhealthy_too_long(Instant::now() + Duration::from_secs(61)));
@@ -245,12 +284,33 @@ mod tests {
         assert_eq!(entry["namespace"], "a");
         assert_eq!(entry["state"], "unknownVersions");
         assert_eq!(entry["servedVersions"], json!(["v2"]));
-        assert!(entry["since"].as_str().is_some_and(|s| s.ends_with('Z')), "{entry}");
+        assert!(
+            entry["since"].as_str().is_some_and(|s| s.ends_with('Z')),
+            "{entry}"
+        );
         board.set_api_version(ObjectKind::Node, &None, Some("v1".into()));
         let versions = board.api_versions();
         assert_eq!(versions[&ObjectKind::Node].as_deref(), Some("v1"));
         assert_eq!(versions[&ObjectKind::TrainJob], None);
         // An unknown scope is ignored.
-        assert_eq!(board.set_state(ObjectKind::Pod, &None, WatchState::Ok), None);
+        assert_eq!(
+            board.set_state(ObjectKind::Pod, &None, WatchState::Ok),
+            None
+        );
+    }
+
+    #[test]
+    fn an_unwatched_kind_is_reported_but_keeps_the_server_ready() {
+        let board = board(Duration::ZERO);
+        board.note_unwatched(
+            ObjectKind::Workload,
+            WatchState::UnknownVersions(vec!["v1".into()]),
+        );
+        let all = board.all();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[2].to_json()["kind"], "Workload");
+        assert_eq!(all[2].to_json()["servedVersions"], json!(["v1"]));
+        assert!(!board.unhealthy_too_long(Instant::now() + Duration::from_secs(3600)));
+        assert!(!board.api_versions().contains_key(&ObjectKind::Workload));
     }
 }

@@ -176,7 +176,11 @@ pub struct Workers {
 
 impl Workers {
     /// Runs `task` as a worker called `name`.
-    pub fn spawn(&mut self, name: impl Into<String>, task: impl Future<Output = ()> + Send + 'static) {
+    pub fn spawn(
+        &mut self,
+        name: impl Into<String>,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
         let handle = self.tasks.spawn(task);
         self.names.insert(handle.id(), name.into());
     }
@@ -296,7 +300,11 @@ pub struct Server {
 
 impl Server {
     /// Runs `task` as one more supervised worker (embedders and tests).
-    pub fn spawn_worker(&mut self, name: impl Into<String>, task: impl Future<Output = ()> + Send + 'static) {
+    pub fn spawn_worker(
+        &mut self,
+        name: impl Into<String>,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
         self.workers.spawn(name, task);
     }
 
@@ -364,7 +372,10 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         ModeChoice::Plain => Mode::Plain,
         ModeChoice::Kueue => Mode::Kueue,
         // Kueue iff Workloads are served in a version this server reads.
-        ModeChoice::Auto => match discovered.as_ref().and_then(|d| d.get(&ObjectKind::Workload)) {
+        ModeChoice::Auto => match discovered
+            .as_ref()
+            .and_then(|d| d.get(&ObjectKind::Workload))
+        {
             Some(discovery::Availability::Served(_)) => Mode::Kueue,
             _ => Mode::Plain,
         },
@@ -377,7 +388,25 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         Scope::Namespaces(config.namespaces.clone())
     };
     tracing::info!(mode = mode.as_str(), scope = ?scope, "watching");
-    let hub = Arc::new(Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after));
+    let hub =
+        Arc::new(Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after));
+    if let (Mode::Plain, Some(found)) = (mode, &discovered) {
+        if let Some(discovery::Availability::UnknownVersions(versions)) =
+            found.get(&ObjectKind::Workload)
+        {
+            // Kueue is installed, but in no version this server reads:
+            // plain mode, said loudly rather than silently.
+            tracing::warn!(
+                served = %versions.join(", "),
+                understood = %discovery::understood_versions(ObjectKind::Workload).join(", "),
+                "Workloads are served only in versions this server does not understand; classifying in plain mode"
+            );
+            hub.health().note_unwatched(
+                ObjectKind::Workload,
+                health::WatchState::UnknownVersions(versions.clone()),
+            );
+        }
+    }
     let (events_tx, events_rx) = mpsc::channel::<WatchEvent>(4096);
     let mut workers = Workers::default();
     workers.spawn("ingest", ingest_loop(hub.clone(), events_rx));
@@ -390,7 +419,12 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
             (_, None) => None,
         };
         if let Some(api_version) = availability.as_ref().and_then(|a| a.api_version()) {
-            tracing::info!(kind = kind.name(), namespace = scope.as_deref().unwrap_or("*"), api_version, "watching");
+            tracing::info!(
+                kind = kind.name(),
+                namespace = scope.as_deref().unwrap_or("*"),
+                api_version,
+                "watching"
+            );
         }
         let name = match &scope {
             Some(ns) => format!("watch {} in {ns}", kind.name()),
@@ -624,4 +658,41 @@ async fn start_embedded(
         let _ = stopped.await;
     }));
     Ok((running, namespaces, stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_first_worker_to_end_is_named() {
+        let mut workers = Workers::default();
+        workers.spawn("forever", std::future::pending());
+        workers.spawn("returns", async {});
+        let end = tokio::time::timeout(Duration::from_secs(10), workers.first_end())
+            .await
+            .expect("an end is reported");
+        assert_eq!(
+            end,
+            WorkerEnd {
+                name: "returns".into(),
+                panicked: false
+            }
+        );
+        workers.spawn("panics", async { panic!("a bug") });
+        let end = tokio::time::timeout(Duration::from_secs(10), workers.first_end())
+            .await
+            .expect("a panic is reported");
+        assert_eq!(end.name, "panics");
+        assert!(end.panicked);
+        assert_eq!(end.to_string(), "the worker `panics` panicked");
+        workers.abort_all();
+    }
+
+    #[tokio::test]
+    async fn no_workers_means_no_end() {
+        let mut workers = Workers::default();
+        let waited = tokio::time::timeout(Duration::from_millis(50), workers.first_end()).await;
+        assert!(waited.is_err());
+    }
 }

@@ -206,7 +206,8 @@ impl Watcher {
 
     /// Records that the watch's data is current.
     fn healthy(&mut self) {
-        self.health.set_state(self.kind, &self.scope, WatchState::Ok);
+        self.health
+            .set_state(self.kind, &self.scope, WatchState::Ok);
         if let Some(failures) = self.log.recovered() {
             tracing::info!(
                 kind = self.kind.name(),
@@ -269,7 +270,9 @@ pub async fn run(
                         };
                         watch_loop(api, &mut watcher).await
                     }
-                    ObjectKind::Node => watch_loop(Api::<Node>::all(client.clone()), &mut watcher).await,
+                    ObjectKind::Node => {
+                        watch_loop(Api::<Node>::all(client.clone()), &mut watcher).await
+                    }
                     _ => {
                         let api: Api<DynamicObject> = match &watcher.scope {
                             Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
@@ -280,9 +283,7 @@ pub async fn run(
                 }
             }
             Availability::NotServed | Availability::UnknownVersions(_) => {
-                watcher
-                    .health
-                    .set_api_version(kind, &watcher.scope, None);
+                watcher.health.set_api_version(kind, &watcher.scope, None);
                 // A kind that is not served has no objects: an empty list
                 // replaces whatever was held.
                 if !watcher.send(EventBody::ListStarted).await
@@ -396,7 +397,8 @@ where
                     if !w.send(EventBody::Forbidden).await {
                         return LoopEnd::ReceiverGone;
                     }
-                    w.failed(WatchState::Forbidden, "list is forbidden", &e).await;
+                    w.failed(WatchState::Forbidden, "list is forbidden", &e)
+                        .await;
                     continue 'list;
                 }
                 Err(e) if status_code(&e) == Some(404) => {
@@ -429,8 +431,12 @@ where
                     w.failed(state, "watch failed", &error).await;
                 }
                 Ended::NotFound => {
-                    w.failed(WatchState::NotServed, "watch answered 404 Not Found", &"404")
-                        .await;
+                    w.failed(
+                        WatchState::NotServed,
+                        "watch answered 404 Not Found",
+                        &"404",
+                    )
+                    .await;
                     return LoopEnd::NotFound;
                 }
             }
@@ -440,7 +446,11 @@ where
 
 /// One watch request, from `resource_version` until it ends. `None` when
 /// the receiver is gone.
-async fn watch_once<K>(api: &Api<K>, w: &mut Watcher, resource_version: &mut String) -> Option<Ended>
+async fn watch_once<K>(
+    api: &Api<K>,
+    w: &mut Watcher,
+    resource_version: &mut String,
+) -> Option<Ended>
 where
     K: kube::Resource + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
@@ -626,11 +636,18 @@ mod tests {
         for i in 1..10 {
             assert_eq!(log.failed(t0 + Duration::from_secs(i)), None);
         }
-        assert_eq!(log.failed(t0 + WARN_EVERY), Some(10), "nine quiet plus this one");
+        assert_eq!(
+            log.failed(t0 + WARN_EVERY),
+            Some(10),
+            "nine quiet plus this one"
+        );
         assert_eq!(log.failed(t0 + WARN_EVERY + Duration::from_secs(1)), None);
         assert_eq!(log.recovered(), Some(12));
         assert_eq!(log.recovered(), None, "recovery is said once");
         // A new streak is reported at once.
-        assert_eq!(log.failed(t0 + WARN_EVERY + Duration::from_secs(2)), Some(1));
+        assert_eq!(
+            log.failed(t0 + WARN_EVERY + Duration::from_secs(2)),
+            Some(1)
+        );
     }
 }
