@@ -306,7 +306,9 @@ pub async fn run(
                         format!("{} ({}) is not served; is its CRD installed?", kind.name(), kind.group()),
                     ),
                 };
-                watcher.failed(state, &what, &"discovery").await;
+                watcher
+                    .failed(state, &what, &"absent from API discovery")
+                    .await;
                 LoopEnd::NotFound
             }
         };
@@ -434,7 +436,7 @@ where
                     w.failed(
                         WatchState::NotServed,
                         "watch answered 404 Not Found",
-                        &"404",
+                        &"404 Not Found",
                     )
                     .await;
                     return LoopEnd::NotFound;
@@ -469,8 +471,9 @@ where
     let mut stream = std::pin::pin!(stream);
     let mut working = false;
     while let Some(item) = stream.next().await {
-        if !working && item.is_ok() {
-            // The watch delivers: the cycle works again.
+        if !working && matches!(item, Ok(ref event) if !matches!(event, KubeEvent::Error(_))) {
+            // The watch delivers (an ERROR event is no delivery): the cycle
+            // works again.
             working = true;
             w.backoff.reset();
             w.healthy();
