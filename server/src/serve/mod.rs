@@ -388,6 +388,11 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         Scope::Namespaces(config.namespaces.clone())
     };
     tracing::info!(mode = mode.as_str(), scope = ?scope, "watching");
+    for (kind, found) in discovered.iter().flatten() {
+        if let Some(api_version) = found.api_version() {
+            tracing::info!(kind = kind.name(), api_version, "discovered");
+        }
+    }
     let hub =
         Arc::new(Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after));
     if let (Mode::Plain, Some(found)) = (mode, &discovered) {
@@ -418,14 +423,6 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
             (_, Some(found)) => found.get(&kind).cloned(),
             (_, None) => None,
         };
-        if let Some(api_version) = availability.as_ref().and_then(|a| a.api_version()) {
-            tracing::info!(
-                kind = kind.name(),
-                namespace = scope.as_deref().unwrap_or("*"),
-                api_version,
-                "watching"
-            );
-        }
         let name = match &scope {
             Some(ns) => format!("watch {} in {ns}", kind.name()),
             None => format!("watch {}", kind.name()),
