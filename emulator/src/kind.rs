@@ -24,8 +24,10 @@ pub enum Kind {
     TrainingRuntime,
     /// `jobset.x-k8s.io/v1alpha2` `jobsets` (namespaced).
     JobSet,
-    /// `kueue.x-k8s.io/v1beta1` `workloads` (namespaced); only served when
-    /// the emulator is configured with Kueue.
+    /// `kueue.x-k8s.io` `workloads` (namespaced), stored as `v1beta2` and
+    /// served as `v1beta2` and the deprecated `v1beta1`, like Kueue's CRD;
+    /// only served when the emulator is configured with Kueue, in the
+    /// versions [`crate::WorkloadVersions`] says.
     Workload,
 }
 
@@ -51,23 +53,49 @@ impl Kind {
         }
     }
 
-    /// The API version within the group.
+    /// The storage version within the group: the one objects are kept at
+    /// and the group's preferred version when it is served.
     pub fn version(self) -> &'static str {
+        self.versions()[0]
+    }
+
+    /// Every version the emulator can serve this kind at, the storage
+    /// version first. The fields a reader uses are the same in each.
+    pub fn versions(self) -> &'static [&'static str] {
         match self {
-            Kind::Pod | Kind::Node | Kind::Namespace => "v1",
-            Kind::TrainJob | Kind::TrainingRuntime => "v1alpha1",
-            Kind::JobSet => "v1alpha2",
-            Kind::Workload => "v1beta1",
+            Kind::Pod | Kind::Node | Kind::Namespace => &["v1"],
+            Kind::TrainJob | Kind::TrainingRuntime => &["v1alpha1"],
+            Kind::JobSet => &["v1alpha2"],
+            Kind::Workload => &["v1beta2", "v1beta1"],
         }
     }
 
-    /// The `apiVersion` objects of this kind carry (`v1`, `group/version`).
+    /// The `apiVersion` objects of this kind are stored with (`v1`,
+    /// `group/version`).
     pub fn api_version(self) -> String {
+        self.api_version_at(self.version())
+    }
+
+    /// The `apiVersion` of this kind at `version`.
+    pub fn api_version_at(self, version: &str) -> String {
         if self.group().is_empty() {
-            self.version().to_string()
+            version.to_string()
         } else {
-            format!("{}/{}", self.group(), self.version())
+            format!("{}/{}", self.group(), version)
         }
+    }
+
+    /// The warning a request for this kind at `version` gets when that
+    /// version is deprecated (the text of the CRD's `deprecationWarning`);
+    /// [`crate::Emulator::deprecation`] says whether it is, as configured.
+    pub fn deprecation(self, version: &str) -> Option<String> {
+        (self == Kind::Workload && version == "v1beta1").then(|| {
+            format!(
+                "{} Workload is deprecated; use {}",
+                self.api_version_at(version),
+                self.api_version()
+            )
+        })
     }
 
     /// The `kind` field value.
@@ -119,18 +147,24 @@ impl Kind {
         format!("{}List", self.name())
     }
 
-    /// Finds the kind served at `group`/`version` under resource `plural`.
+    /// Finds the kind served at `group`/`version` under resource `plural`
+    /// (whether this emulator serves that version is its configuration's
+    /// business).
     pub fn from_resource(group: &str, version: &str, plural: &str) -> Option<Kind> {
         Kind::ALL
             .into_iter()
-            .find(|k| k.group() == group && k.version() == version && k.plural() == plural)
+            .find(|k| k.group() == group && k.versions().contains(&version) && k.plural() == plural)
     }
 
-    /// Finds the kind of an object from its `apiVersion` and `kind` fields.
+    /// Finds the kind of an object from its `apiVersion` and `kind` fields;
+    /// any version of the kind is accepted.
     pub fn from_type(api_version: &str, kind: &str) -> Option<Kind> {
-        Kind::ALL
-            .into_iter()
-            .find(|k| k.api_version() == api_version && k.name() == kind)
+        Kind::ALL.into_iter().find(|k| {
+            k.name() == kind
+                && k.versions()
+                    .iter()
+                    .any(|v| k.api_version_at(v) == api_version)
+        })
     }
 
     /// The `APIResource` entry discovery reports for this kind.

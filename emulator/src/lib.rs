@@ -7,7 +7,10 @@
 //! semantics the client relies on: a global resourceVersion, consistent
 //! paginated lists, watches from a resourceVersion with bookmarks, `410 Gone`
 //! from a bounded history, `timeoutSeconds`, label and field selectors,
-//! discovery (so Kueue can be switched off), and `Status` errors.
+//! discovery (so Kueue can be switched off, and Workloads served at
+//! `v1beta2`, the deprecated `v1beta1`, or both, like Kueue's CRD), and
+//! `Status` errors. Requests are counted per kind and verb, and at a
+//! deprecated version, so tests can assert what a client asked for.
 //!
 //! Writes happen through the Rust API ([`Emulator::create`],
 //! [`Emulator::apply`], [`Emulator::delete`], ...), typically from the
@@ -39,4 +42,4 @@ pub use error::{Error, Result};
 pub use kind::Kind;
 pub use selector::{FieldSelector, LabelSelector};
 pub use server::RunningEmulator;
-pub use store::{kubeconfig_yaml, Emulator, EmulatorConfig};
+pub use store::{kubeconfig_yaml, Emulator, EmulatorConfig, WorkloadVersions};

@@ -91,6 +91,7 @@ enum Route {
     ResourceList(String, String),
     Resource {
         kind: Kind,
+        version: String,
         namespace: Option<String>,
         name: Option<String>,
         subresource: Option<String>,
@@ -138,6 +139,7 @@ fn resource_route(group: &str, version: &str, rest: &[&str]) -> Route {
     }
     Route::Resource {
         kind,
+        version: version.to_string(),
         namespace,
         name,
         subresource,
@@ -203,7 +205,7 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         Route::ResourceList(g, v) => {
             let kinds: Vec<Kind> = Kind::ALL
                 .into_iter()
-                .filter(|k| k.group() == g && k.version() == v && emu.serves(*k))
+                .filter(|k| k.group() == g && emu.serves_version(*k, &v))
                 .collect();
             if kinds.is_empty() {
                 return not_found_path(&path);
@@ -218,36 +220,86 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         }
         Route::Resource {
             kind,
+            version,
             namespace,
             name,
             subresource,
         } => {
-            if !emu.serves(kind) {
+            if !emu.serves_version(kind, &version) {
                 return not_found_path(&path);
             }
-            resource(&state, kind, namespace, name, subresource, &params).await
+            let request = ResourceRequest {
+                kind,
+                version,
+                namespace,
+                name,
+                subresource,
+            };
+            let deprecation = emu.deprecation(kind, &request.version);
+            let mut response = resource(&state, request, &params).await;
+            if let Some(text) = deprecation {
+                // What a real API server sends for a CRD version marked
+                // `deprecated: true`: RFC 7234 warn-code 299.
+                let warning = format!("299 - {text:?}");
+                if let Ok(value) = header::HeaderValue::from_str(&warning) {
+                    response.headers_mut().insert(header::WARNING, value);
+                }
+            }
+            response
         }
         Route::NotFound => not_found_path(&path),
     }
 }
 
-fn served_groups(emu: &Emulator) -> Vec<(String, String)> {
-    let mut groups: Vec<(String, String)> = Vec::new();
+/// Each served group with its served versions, the preferred first.
+fn served_groups(emu: &Emulator) -> Vec<(String, Vec<&'static str>)> {
+    let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
     for k in Kind::ALL {
-        if k.group().is_empty() || !emu.serves(k) {
+        let versions = emu.served_versions(k);
+        if k.group().is_empty() || versions.is_empty() {
             continue;
         }
-        let entry = (k.group().to_string(), k.version().to_string());
-        if !groups.contains(&entry) {
-            groups.push(entry);
+        let at = match groups.iter().position(|(g, _)| g == k.group()) {
+            Some(at) => at,
+            None => {
+                groups.push((k.group().to_string(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        for v in versions {
+            if !groups[at].1.contains(v) {
+                groups[at].1.push(v);
+            }
         }
     }
     groups
 }
 
-fn group_doc(group: &str, version: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
-    json!({"name": group, "versions": [gv.clone()], "preferredVersion": gv})
+/// An `APIGroup` document: every served version, the preferred (storage)
+/// one first and as `preferredVersion`, as a real API server lists them.
+fn group_doc(group: &str, versions: &[&str]) -> Value {
+    let gv = |v: &str| json!({"groupVersion": format!("{group}/{v}"), "version": v});
+    let listed: Vec<Value> = versions.iter().map(|v| gv(v)).collect();
+    let preferred = versions.first().map(|v| gv(v)).unwrap_or(Value::Null);
+    json!({"name": group, "versions": listed, "preferredVersion": preferred})
+}
+
+/// Objects are served with the `apiVersion` of the path they were asked at.
+fn at_version(object: &Value, api_version: &str) -> Value {
+    let mut object = object.clone();
+    if let Some(o) = object.as_object_mut() {
+        o.insert("apiVersion".into(), Value::String(api_version.to_string()));
+    }
+    object
+}
+
+/// A request for objects of one kind at one version.
+struct ResourceRequest {
+    kind: Kind,
+    version: String,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
 }
 
 /// Query parameters of a get/list/watch.
@@ -340,18 +392,25 @@ fn verb(name: &Option<String>, params: &Params) -> &'static str {
 
 async fn resource(
     state: &ServerState,
-    kind: Kind,
-    namespace: Option<String>,
-    name: Option<String>,
-    subresource: Option<String>,
+    request: ResourceRequest,
     raw: &[(String, String)],
 ) -> Response {
+    let ResourceRequest {
+        kind,
+        version,
+        namespace,
+        name,
+        subresource,
+    } = request;
     let emu = &state.emulator;
     let params = match parse_params(raw) {
         Ok(p) => p,
         Err(e) => return bad_request(&e),
     };
-    if emu.is_forbidden(kind.plural()) {
+    let verb = verb(&name, &params);
+    emu.count_request(kind, verb, emu.deprecation(kind, &version).is_some());
+    let api_version = kind.api_version_at(&version);
+    if emu.is_forbidden(kind.plural(), verb) {
         let scope = match &namespace {
             Some(ns) => format!("in the namespace \"{ns}\""),
             None => "at the cluster scope".to_string(),
@@ -359,7 +418,6 @@ async fn resource(
         let message = format!(
             "{plural} is forbidden: User \"system:serviceaccount:dispatch:dispatch-dash\" cannot {verb} resource \"{plural}\" in API group \"{group}\" {scope}",
             plural = kind.plural(),
-            verb = verb(&name, &params),
             group = kind.group(),
         );
         return status(
@@ -386,7 +444,7 @@ async fn resource(
             format!("{}.{}", kind.plural(), kind.group())
         };
         return match emu.get(kind, &ns, &name) {
-            Some(obj) => ok(&obj),
+            Some(obj) => ok(&at_version(&obj, &api_version)),
             None => status(
                 StatusCode::NOT_FOUND,
                 "NotFound",
@@ -396,12 +454,18 @@ async fn resource(
         };
     }
     if params.watch {
-        return watch_request(state, kind, namespace, params);
+        return watch_request(state, kind, api_version, namespace, params);
     }
-    list(emu, kind, namespace.as_deref(), &params)
+    list(emu, kind, &api_version, namespace.as_deref(), &params)
 }
 
-fn list(emu: &Emulator, kind: Kind, namespace: Option<&str>, params: &Params) -> Response {
+fn list(
+    emu: &Emulator,
+    kind: Kind,
+    api_version: &str,
+    namespace: Option<&str>,
+    params: &Params,
+) -> Response {
     let (at, after) = match &params.continue_token {
         Some(token) => match decode_continue(token) {
             Some((rv, last)) => (Some(rv), Some(last)),
@@ -455,15 +519,27 @@ fn list(emu: &Emulator, kind: Kind, namespace: Option<&str>, params: &Params) ->
                 .as_ref()
                 .map(|k| encode_continue(rv, k))
                 .unwrap_or_default();
-            return ok(&list_doc(kind, rv, page, Some((token, remaining))));
+            return ok(&list_doc(
+                kind,
+                api_version,
+                rv,
+                page,
+                Some((token, remaining)),
+            ));
         }
         last_key = Some(crate::store::object_key(&o));
-        page.push((*o).clone());
+        page.push(at_version(&o, api_version));
     }
-    ok(&list_doc(kind, rv, page, None))
+    ok(&list_doc(kind, api_version, rv, page, None))
 }
 
-fn list_doc(kind: Kind, rv: u64, items: Vec<Value>, more: Option<(String, usize)>) -> Value {
+fn list_doc(
+    kind: Kind,
+    api_version: &str,
+    rv: u64,
+    items: Vec<Value>,
+    more: Option<(String, usize)>,
+) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some((token, remaining)) = more {
         meta["continue"] = json!(token);
@@ -471,7 +547,7 @@ fn list_doc(kind: Kind, rv: u64, items: Vec<Value>, more: Option<(String, usize)
     }
     json!({
         "kind": kind.list_kind(),
-        "apiVersion": kind.api_version(),
+        "apiVersion": api_version,
         "metadata": meta,
         "items": items,
     })
@@ -480,6 +556,7 @@ fn list_doc(kind: Kind, rv: u64, items: Vec<Value>, more: Option<(String, usize)
 fn watch_request(
     state: &ServerState,
     kind: Kind,
+    api_version: String,
     namespace: Option<String>,
     params: Params,
 ) -> Response {
@@ -501,6 +578,7 @@ fn watch_request(
     };
     let spec = WatchSpec {
         kind,
+        api_version,
         namespace,
         labels: params.labels,
         fields: params.fields,
@@ -648,6 +726,7 @@ mod tests {
             route("/api/v1/namespaces/a/pods/p"),
             Route::Resource {
                 kind: Kind::Pod,
+                version: "v1".into(),
                 namespace: Some("a".into()),
                 name: Some("p".into()),
                 subresource: None
@@ -657,6 +736,7 @@ mod tests {
             route("/api/v1/namespaces/a"),
             Route::Resource {
                 kind: Kind::Namespace,
+                version: "v1".into(),
                 namespace: None,
                 name: Some("a".into()),
                 subresource: None

@@ -1,7 +1,7 @@
 //! The emulator's state: objects, the global resourceVersion, the bounded
 //! event history, and the Rust API that writes to it.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -13,14 +13,44 @@ use crate::kind::Kind;
 use crate::rng::SplitMix64;
 use crate::{time, Error, Result};
 
-/// How an emulator behaves. `Default` gives a Kueue cluster with a history of
-/// 10 000 events and bookmarks every 10 seconds.
+/// The versions of the Kueue Workload API an emulator serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkloadVersions {
+    /// `v1beta2` only: a Kueue that no longer serves `v1beta1`.
+    V1beta2Only,
+    /// `v1beta2` (stored, preferred) and the deprecated `v1beta1`, like
+    /// Kueue's current CRD.
+    #[default]
+    Both,
+    /// `v1beta1` only: an older Kueue.
+    V1beta1Only,
+}
+
+impl WorkloadVersions {
+    /// The served versions, the preferred one first (what discovery lists).
+    pub fn served(self) -> &'static [&'static str] {
+        match self {
+            WorkloadVersions::V1beta2Only => &["v1beta2"],
+            WorkloadVersions::Both => &["v1beta2", "v1beta1"],
+            WorkloadVersions::V1beta1Only => &["v1beta1"],
+        }
+    }
+}
+
+/// How an emulator behaves. `Default` gives a Kueue cluster serving
+/// Workloads in both versions, with a history of 10 000 events and
+/// bookmarks every 10 seconds.
 #[derive(Debug, Clone)]
 pub struct EmulatorConfig {
-    /// Whether the Kueue API (`kueue.x-k8s.io/v1beta1` Workloads) is served.
+    /// Whether the Kueue API (`kueue.x-k8s.io` Workloads) is served.
     /// `false` emulates a plain cluster: the group is absent from discovery
     /// and its paths answer 404, which is how a client tells the modes apart.
     pub kueue: bool,
+    /// With `kueue`, the Workload versions served. Objects are stored once
+    /// and served at the version of the request's path; a request at the
+    /// deprecated `v1beta1` gets a `Warning` header and is counted
+    /// ([`Emulator::deprecated_requests`]).
+    pub workload_versions: WorkloadVersions,
     /// How many events the emulator remembers. A watch (or a paginated list)
     /// from a resourceVersion older than the oldest remembered event gets
     /// `410 Gone`, as from a compacted etcd.
@@ -37,6 +67,7 @@ impl Default for EmulatorConfig {
     fn default() -> Self {
         EmulatorConfig {
             kueue: true,
+            workload_versions: WorkloadVersions::default(),
             history: 10_000,
             bookmark_interval: Duration::from_secs(10),
             default_namespace: "default".to_string(),
@@ -73,8 +104,15 @@ pub(crate) struct State {
     pub history: VecDeque<Arc<Event>>,
     /// Every event with rv > `compacted` is in `history`.
     pub compacted: u64,
-    pub forbidden: HashSet<String>,
+    /// `(resource, verb)` pairs answered with 403; verb `*` is every verb.
+    pub forbidden: HashSet<(String, String)>,
     pub latency: Duration,
+    /// Requests received, by kind and verb (`get`, `list`, `watch`).
+    pub requests: HashMap<(Kind, &'static str), u64>,
+    /// Requests received at a deprecated version.
+    pub deprecated_requests: u64,
+    /// The Workload versions served now (the config's, until changed).
+    pub workload_versions: WorkloadVersions,
     rng: SplitMix64,
 }
 
@@ -150,6 +188,7 @@ impl Emulator {
     /// An empty cluster (no namespaces, no objects) at resourceVersion 0.
     pub fn new(config: EmulatorConfig) -> Self {
         let rng = SplitMix64::new(config.seed);
+        let workload_versions = config.workload_versions;
         Emulator {
             inner: Arc::new(Inner {
                 config,
@@ -160,6 +199,9 @@ impl Emulator {
                     compacted: 0,
                     forbidden: HashSet::new(),
                     latency: Duration::ZERO,
+                    requests: HashMap::new(),
+                    deprecated_requests: 0,
+                    workload_versions,
                     rng,
                 }),
                 rv_tx: watch::Sender::new(0),
@@ -193,7 +235,40 @@ impl Emulator {
         kind != Kind::Workload || self.inner.config.kueue
     }
 
-    fn kind_of(&self, obj: &Value) -> Result<Kind> {
+    /// The versions `kind` is served at, the preferred one first; empty
+    /// when it is not served.
+    pub fn served_versions(&self, kind: Kind) -> &'static [&'static str] {
+        match kind {
+            _ if !self.serves(kind) => &[],
+            Kind::Workload => self.state().workload_versions.served(),
+            _ => kind.versions(),
+        }
+    }
+
+    /// Whether `kind` is served at `version`.
+    pub fn serves_version(&self, kind: Kind, version: &str) -> bool {
+        self.served_versions(kind).contains(&version)
+    }
+
+    /// The warning a request for `kind` at `version` gets: Workloads at
+    /// `v1beta1` while `v1beta2` is served too (Kueue's CRD marks it
+    /// `deprecated: true` then; an older Kueue serving only `v1beta1` does
+    /// not).
+    pub fn deprecation(&self, kind: Kind, version: &str) -> Option<String> {
+        if kind == Kind::Workload && self.state().workload_versions != WorkloadVersions::Both {
+            return None;
+        }
+        kind.deprecation(version)
+    }
+
+    /// Changes the Workload versions served, as a Kueue upgrade or
+    /// downgrade does: requests at a version no longer served answer 404
+    /// (open watches go on until they end). Objects are kept.
+    pub fn set_workload_versions(&self, versions: WorkloadVersions) {
+        self.state().workload_versions = versions;
+    }
+
+    fn kind_of(&self, obj: &mut Value) -> Result<Kind> {
         let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or("");
         let kind =
@@ -203,6 +278,11 @@ impl Emulator {
             })?;
         if !self.serves(kind) {
             return Err(Error::KueueDisabled);
+        }
+        // Stored once, at the storage version; served at whichever version
+        // a request asks for.
+        if let Some(o) = obj.as_object_mut() {
+            o.insert("apiVersion".into(), Value::String(kind.api_version()));
         }
         Ok(kind)
     }
@@ -557,16 +637,56 @@ impl Emulator {
     /// Answers `403 Forbidden` to every request for `resource` (a plural such
     /// as `nodes`), as for a service account without that permission.
     pub fn forbid(&self, resource: &str) {
-        self.state().forbidden.insert(resource.to_string());
+        self.forbid_verb(resource, "*");
     }
 
-    /// Undoes [`Emulator::forbid`].
+    /// Answers `403 Forbidden` to `verb` requests (`get`, `list` or
+    /// `watch`) for `resource` only, as for a role missing that one verb.
+    pub fn forbid_verb(&self, resource: &str, verb: &str) {
+        self.state()
+            .forbidden
+            .insert((resource.to_string(), verb.to_string()));
+    }
+
+    /// Undoes [`Emulator::forbid`] and [`Emulator::forbid_verb`] for
+    /// `resource`.
     pub fn allow(&self, resource: &str) {
-        self.state().forbidden.remove(resource);
+        self.state().forbidden.retain(|(r, _)| r != resource);
     }
 
-    pub(crate) fn is_forbidden(&self, resource: &str) -> bool {
-        self.state().forbidden.contains(resource)
+    pub(crate) fn is_forbidden(&self, resource: &str, verb: &str) -> bool {
+        let st = self.state();
+        ["*", verb].iter().any(|v| {
+            st.forbidden
+                .contains(&(resource.to_string(), v.to_string()))
+        })
+    }
+
+    /// Counts a request for `kind` (and whether it was at a deprecated
+    /// version), before it is answered.
+    pub(crate) fn count_request(&self, kind: Kind, verb: &'static str, deprecated: bool) {
+        let mut st = self.state();
+        *st.requests.entry((kind, verb)).or_default() += 1;
+        if deprecated {
+            st.deprecated_requests += 1;
+        }
+    }
+
+    /// How many `verb` requests (`get`, `list`, `watch`) for `kind` were
+    /// received over HTTP, answered or refused.
+    pub fn requests(&self, kind: Kind, verb: &str) -> u64 {
+        self.state()
+            .requests
+            .iter()
+            .filter(|((k, v), _)| *k == kind && *v == verb)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// How many requests were made at a deprecated version (Workloads at
+    /// `v1beta1`).
+    pub fn deprecated_requests(&self) -> u64 {
+        self.state().deprecated_requests
     }
 
     /// Forgets every object and the history, as a cluster rebuilt from

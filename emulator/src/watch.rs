@@ -28,6 +28,8 @@ pub(crate) enum WatchStart {
 #[derive(Debug)]
 pub(crate) struct WatchSpec {
     pub kind: Kind,
+    /// The `apiVersion` of the request's path, which objects are sent at.
+    pub api_version: String,
     pub namespace: Option<String>,
     pub labels: LabelSelector,
     pub fields: FieldSelector,
@@ -74,6 +76,21 @@ fn line(ty: &str, object: &Value) -> Bytes {
     Bytes::from(s)
 }
 
+/// An event line for `object`, sent at the watch's `apiVersion` (objects
+/// are stored at one version and served at the one asked for).
+fn object_line(ty: &str, object: &Value, api_version: &str) -> Bytes {
+    if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
+        return line(ty, object);
+    }
+    let mut object = object.clone();
+    if let Some(o) = object.as_object_mut() {
+        o.insert("apiVersion".into(), Value::String(api_version.to_string()));
+    }
+    let mut s = json!({"type": ty, "object": object}).to_string();
+    s.push('\n');
+    Bytes::from(s)
+}
+
 struct Watcher {
     emu: Emulator,
     spec: WatchSpec,
@@ -100,7 +117,7 @@ impl Watcher {
             "BOOKMARK",
             &json!({
                 "kind": self.spec.kind.name(),
-                "apiVersion": self.spec.kind.api_version(),
+                "apiVersion": self.spec.api_version,
                 "metadata": meta,
             }),
         )
@@ -122,7 +139,8 @@ impl Watcher {
             Ok((rv, events)) => {
                 for ev in &events {
                     if let Some((ty, obj)) = self.spec.translate(ev) {
-                        self.pending.push_back(line(ty, &obj));
+                        let event = object_line(ty, &obj, &self.spec.api_version);
+                        self.pending.push_back(event);
                     }
                 }
                 self.last_rv = self.last_rv.max(rv);
@@ -140,7 +158,8 @@ impl Watcher {
                 {
                     Ok((rv, items)) => {
                         for obj in items.iter().filter(|o| self.spec.selects(o)) {
-                            self.pending.push_back(line("ADDED", obj));
+                            let event = object_line("ADDED", obj, &self.spec.api_version);
+                            self.pending.push_back(event);
                         }
                         self.last_rv = rv;
                         if self.spec.initial_events_end {

@@ -177,7 +177,11 @@ async fn find_inspect_and_orphans_across_a_recreated_trainjob() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"namespaces": [NS], "allNamespaces": false, "mode": "plain", "nodesReadable": true})
+        json!({"namespaces": [NS], "allNamespaces": false, "mode": "plain", "nodesReadable": true,
+               "apiVersions": {"TrainJob": "trainer.kubeflow.org/v1alpha1",
+                               "JobSet": "jobset.x-k8s.io/v1alpha2",
+                               "TrainingRuntime": "trainer.kubeflow.org/v1alpha1",
+                               "Pod": "v1", "Node": "v1"}})
     );
     server.shutdown().await.expect("shutdown");
 }
@@ -191,10 +195,16 @@ async fn without_node_permission_nodes_are_not_readable() {
     ready(addr).await;
     let (status, body) = get_json(addr, "/readyz").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(
-        body,
-        json!({"ready": true, "mode": "kueue", "nodesReadable": false})
-    );
+    assert_eq!(body["ready"], true);
+    assert_eq!(body["mode"], "kueue");
+    assert_eq!(body["nodesReadable"], false);
+    assert_eq!(body["apiVersions"]["Workload"], "kueue.x-k8s.io/v1beta2");
+    // The one watch not ok is the forbidden Nodes one, and it keeps the
+    // server ready: Nodes are optional.
+    let watches = body["watches"].as_array().expect("watches");
+    assert_eq!(watches.len(), 1, "{body}");
+    assert_eq!(watches[0]["kind"], "Node");
+    assert_eq!(watches[0]["state"], "forbidden");
     let snap = snapshot(addr).await;
     assert_eq!(snap["nodesReadable"], false);
     assert_eq!(snap["mode"], "kueue");

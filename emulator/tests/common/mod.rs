@@ -14,6 +14,7 @@ pub fn config(kueue: bool) -> EmulatorConfig {
         bookmark_interval: Duration::from_millis(200),
         default_namespace: "team-a".into(),
         seed: 1,
+        ..EmulatorConfig::default()
     }
 }
 
@@ -61,6 +62,23 @@ pub async fn raw(addr: std::net::SocketAddr, request: &str) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (code, body)
+}
+
+/// One raw GET; returns (status code, the whole response head, body).
+pub async fn get_with_head(addr: std::net::SocketAddr, path: &str) -> (u16, String, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+    let text = String::from_utf8_lossy(&out).to_string();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, head.to_string(), body.to_string())
 }
 
 pub async fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {

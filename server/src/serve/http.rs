@@ -23,6 +23,7 @@ use tokio::sync::{broadcast, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use super::hosts::HostPolicy;
+use super::health::WatchState;
 use super::hub::{encode_event, Frame, Hub, JobNews};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
@@ -314,6 +315,17 @@ fn watched(state: &AppState, namespace: &str) -> Result<(), AppError> {
     }
 }
 
+/// The `apiVersion` watched per kind, as discovery chose it.
+fn api_versions(hub: &Hub) -> Value {
+    let versions: serde_json::Map<String, Value> = hub
+        .health()
+        .api_versions()
+        .into_iter()
+        .map(|(kind, version)| (kind.name().to_string(), json!(version)))
+        .collect();
+    Value::Object(versions)
+}
+
 async fn namespaces(State(state): State<AppState>) -> Json<Value> {
     let header = state.hub.header();
     Json(json!({
@@ -322,16 +334,28 @@ async fn namespaces(State(state): State<AppState>) -> Json<Value> {
         "mode": header.mode.as_str(),
         "nodesReadable": header.nodes_readable,
         "demo": state.demo,
+        "apiVersions": api_versions(&state.hub),
     }))
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
     let ready = state.hub.ready();
     let header = state.hub.header();
+    // Public reasons only: states, times and versions, no error text.
+    let watches: Vec<Value> = state
+        .hub
+        .health()
+        .all()
+        .iter()
+        .filter(|h| h.state != WatchState::Ok)
+        .map(|h| h.to_json())
+        .collect();
     let body = Json(json!({
         "ready": ready,
         "mode": header.mode.as_str(),
         "nodesReadable": header.nodes_readable,
+        "apiVersions": api_versions(&state.hub),
+        "watches": watches,
     }));
     let status = if ready {
         StatusCode::OK

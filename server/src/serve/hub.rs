@@ -9,13 +9,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use classify_wasm::{Mode, Observation};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use super::health::{HealthBoard, UNREADY_AFTER};
 use super::metrics::Metrics;
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{CapturedPod, Delta, JobKey, Store, StoreLimits, WatchEvent};
@@ -112,6 +113,8 @@ pub struct Hub {
     news: broadcast::Sender<JobNews>,
     /// The scopes that must have listed before the server is ready.
     expected: Vec<(ObjectKind, Option<String>)>,
+    /// Each watch's state and version, written by the watch loops.
+    health: Arc<HealthBoard>,
     /// Metrics.
     pub metrics: Metrics,
 }
@@ -170,9 +173,22 @@ impl Hub {
             store: RwLock::new(Store::new(limits)),
             observations: RwLock::new(HashMap::new()),
             news: broadcast::channel(1024).0,
+            health: Arc::new(HealthBoard::new(&expected, UNREADY_AFTER)),
             expected,
             metrics: Metrics::default(),
         }
+    }
+
+    /// The same hub, unready once a watch has been unhealthy for longer than
+    /// `after` (default [`UNREADY_AFTER`]).
+    pub fn with_unready_after(mut self, after: Duration) -> Self {
+        self.health = Arc::new(HealthBoard::new(&self.expected, after));
+        self
+    }
+
+    /// Each watch's health and the version it reads.
+    pub fn health(&self) -> &Arc<HealthBoard> {
+        &self.health
     }
 
     /// The mode classifications run in.
@@ -206,9 +222,10 @@ impl Hub {
         }
     }
 
-    /// Whether every watch has listed once.
+    /// Whether every watch has listed once and none has been unhealthy for
+    /// too long (see [`super::health`]).
     pub fn ready(&self) -> bool {
-        read(&self.store).synced(&self.expected)
+        read(&self.store).synced(&self.expected) && !self.health.unhealthy_too_long(Instant::now())
     }
 
     /// Runs `f` with the store read-locked.

@@ -8,7 +8,10 @@
 //!   else (no pod spec beyond `nodeName` and `schedulingGates`).
 //! - [`store`]: the synchronous state machine the watch events are applied
 //!   to: objects, captured pods, pod ownership across time.
-//! - [`watch`]: the list/watch loops against the API server (kube client).
+//! - [`discovery`]: which version of each kind to watch, from API discovery.
+//! - [`watch`]: the list/watch loops against the API server (kube client),
+//!   with backoff and rate-limited warnings.
+//! - [`health`]: each watch's state and version, for `/readyz`.
 //! - [`view`]: the snapshots built from the store, per namespace and per job.
 //! - [`hub`]: shared state; applies event batches, publishes `change`
 //!   frames, re-classifies the jobs that changed.
@@ -22,7 +25,9 @@
 //! `{"error": "<message>"}` with a 4xx/5xx status.
 //!
 //! - `GET /api/v1/namespaces` → `{"namespaces":[..],"allNamespaces":bool,
-//!   "mode":"plain"|"kueue","nodesReadable":bool}`.
+//!   "mode":"plain"|"kueue","nodesReadable":bool,"apiVersions":{kind:
+//!   apiVersion|null}}`: `apiVersions` is the version watched per kind, as
+//!   discovery chose it.
 //! - `GET /api/v1/namespaces/{ns}/jobs/{job}` → Find: a JSON array of the
 //!   job's observations (CLASSIFICATION.md section 3), TrainJobs first, then
 //!   orphans.
@@ -42,8 +47,19 @@
 //!   read now, in the spec's section 2 format, captured pods included.
 //! - `GET /api/v1/namespaces/{ns}/snapshots` → the dashboard stream (SSE).
 //! - `GET /healthz` (always `ok`), `GET /readyz` (`{"ready","mode",
-//!   "nodesReadable"}`, 503 until every watch has listed once), `GET
-//!   /metrics` (Prometheus text).
+//!   "nodesReadable","apiVersions","watches":[{"kind","namespace",
+//!   "apiVersion","state","since"(,"servedVersions")}..]}`, 503 until every
+//!   watch has listed once and whenever a watch has been unhealthy for more
+//!   than a minute; `watches` lists every watch not `ok`: `pending`,
+//!   `failing`, `forbidden`, `notServed`, or `unknownVersions` with the
+//!   versions the cluster serves), `GET /metrics` (Prometheus text).
+//!
+//! # Supervision
+//!
+//! The watch loops, the ingest loop and the HTTP server are supervised
+//! [`Workers`]: if one ends or panics, [`run`] stops and returns an error
+//! naming it (the process exits 1 and its Deployment restarts it) rather
+//! than serve stale data.
 //!
 //! # The dashboard stream (`snapshots`)
 //!
@@ -78,6 +94,8 @@
 //! cannot say which UID a pod once belonged to.
 
 pub mod hosts;
+pub mod discovery;
+pub mod health;
 pub mod http;
 pub mod hub;
 pub mod listen;
@@ -87,6 +105,9 @@ pub mod store;
 pub mod view;
 pub mod watch;
 
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -95,11 +116,12 @@ use std::time::Duration;
 use classify_wasm::Mode;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio::sync::{mpsc, watch as signal};
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 use hosts::HostPolicy;
 use hub::{Hub, Scope};
 use listen::{ConnectionLimits, ConnectionMetrics};
+use projection::ObjectKind;
 use store::{StoreLimits, WatchEvent};
 
 /// Errors that stop the server from starting or running.
@@ -123,6 +145,67 @@ pub enum Error {
     /// `--token` or `DISPATCH_DASH_TOKEN` is not usable as a header value.
     #[error("the token must be visible ASCII without spaces")]
     BadToken,
+    /// API discovery failed at start (`--mode auto` needs it).
+    #[error(transparent)]
+    Discovery(#[from] discovery::Error),
+    /// A worker ended while the server was running.
+    #[error("{0}; stopping rather than serving stale data")]
+    WorkerEnded(WorkerEnd),
+}
+
+/// Which worker ended, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerEnd {
+    /// The worker's name (`watch TrainJob in team-a`, `ingest`, `http`).
+    pub name: String,
+    /// It panicked (rather than returned).
+    pub panicked: bool,
+}
+
+impl fmt::Display for WorkerEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.panicked { "panicked" } else { "stopped" };
+        write!(f, "the worker `{}` {how}", self.name)
+    }
+}
+
+/// Tasks that must all run as long as the server does: the first to end
+/// (return or panic) is reported by [`Workers::first_end`].
+#[derive(Debug, Default)]
+pub struct Workers {
+    tasks: JoinSet<()>,
+    names: HashMap<tokio::task::Id, String>,
+}
+
+impl Workers {
+    /// Runs `task` as a worker called `name`.
+    pub fn spawn(
+        &mut self,
+        name: impl Into<String>,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
+        let handle = self.tasks.spawn(task);
+        self.names.insert(handle.id(), name.into());
+    }
+
+    /// Waits for the first worker to end; never completes while none has
+    /// (or when there are none).
+    pub async fn first_end(&mut self) -> WorkerEnd {
+        let (id, panicked) = match self.tasks.join_next_with_id().await {
+            Some(Ok((id, ()))) => (id, false),
+            Some(Err(e)) => (e.id(), e.is_panic()),
+            None => std::future::pending().await,
+        };
+        WorkerEnd {
+            name: self.names.remove(&id).unwrap_or_else(|| "unnamed".into()),
+            panicked,
+        }
+    }
+
+    /// Stops every worker.
+    pub fn abort_all(&mut self) {
+        self.tasks.abort_all();
+    }
 }
 
 /// Which mode to classify in.
@@ -237,6 +320,9 @@ pub struct ServerConfig {
     pub max_sse_clients: usize,
     /// Captured pod caps.
     pub limits: StoreLimits,
+    /// How long a watch may be unhealthy before `/readyz` says unready
+    /// ([`health::UNREADY_AFTER`] by default).
+    pub unready_after: Duration,
     /// The HTTP side's limits and Host names.
     pub http: HttpSettings,
     /// The cluster is the embedded, simulated one (the UI says so).
@@ -299,19 +385,51 @@ pub struct Server {
     /// The connection layer's counters (tests read them).
     pub connections: Arc<ConnectionMetrics>,
     shutdown: signal::Sender<bool>,
-    http: JoinHandle<std::io::Result<()>>,
-    workers: Vec<JoinHandle<()>>,
+    /// The HTTP server; `None` once [`Server::supervise`] saw it end.
+    http: Option<JoinHandle<std::io::Result<()>>>,
+    workers: Workers,
 }
 
 impl Server {
+    /// Runs `task` as one more supervised worker (embedders and tests).
+    pub fn spawn_worker(
+        &mut self,
+        name: impl Into<String>,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.workers.spawn(name, task);
+    }
+
+    /// Waits until a worker (a watch loop, the ingest loop or the HTTP
+    /// server) ends or panics, which never happens to a healthy server, and
+    /// says which.
+    pub async fn supervise(&mut self) -> WorkerEnd {
+        let http_ended = async {
+            match self.http.as_mut() {
+                Some(handle) => handle.await,
+                None => std::future::pending().await,
+            }
+        };
+        let http_result = tokio::select! {
+            end = self.workers.first_end() => return end,
+            result = http_ended => result,
+        };
+        self.http = None;
+        WorkerEnd {
+            name: "http".into(),
+            panicked: http_result.is_err_and(|e| e.is_panic()),
+        }
+    }
+
     /// Stops serving: SSE streams end, in-flight requests finish, the watch
     /// loops stop.
-    pub async fn shutdown(self) -> Result<(), Error> {
+    pub async fn shutdown(mut self) -> Result<(), Error> {
         let _ = self.shutdown.send(true);
-        let served = self.http.await;
-        for worker in &self.workers {
-            worker.abort();
-        }
+        let served = match self.http.take() {
+            Some(handle) => handle.await,
+            None => Ok(Ok(())),
+        };
+        self.workers.abort_all();
         match served {
             Ok(result) => result.map_err(Error::from),
             Err(_) => Ok(()),
@@ -319,21 +437,40 @@ impl Server {
     }
 }
 
+/// The custom kinds, whose versions discovery chooses.
+const DISCOVERED_KINDS: [ObjectKind; 4] = [
+    ObjectKind::TrainJob,
+    ObjectKind::JobSet,
+    ObjectKind::TrainingRuntime,
+    ObjectKind::Workload,
+];
+
 /// Connects, decides the mode and namespaces, starts the watches and the
 /// HTTP server. Returns once the listener is bound.
 pub async fn start(config: ServerConfig) -> Result<Server, Error> {
     let default_namespace = config.kube.default_namespace.clone();
     let client = kube::Client::try_from(config.kube)?;
+    let discovered = match discovery::discover(&client, &DISCOVERED_KINDS).await {
+        Ok(found) => Some(found),
+        // `--mode auto` cannot decide without it; with a mode given, the
+        // watch loops discover on their own, with backoff.
+        Err(e) if config.mode != ModeChoice::Auto => {
+            tracing::warn!(error = %e, "API discovery failed; the watches will retry it");
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
     let mode = match config.mode {
         ModeChoice::Plain => Mode::Plain,
         ModeChoice::Kueue => Mode::Kueue,
-        ModeChoice::Auto => {
-            if watch::kueue_served(&client).await? {
-                Mode::Kueue
-            } else {
-                Mode::Plain
-            }
-        }
+        // Kueue iff Workloads are served in a version this server reads.
+        ModeChoice::Auto => match discovered
+            .as_ref()
+            .and_then(|d| d.get(&ObjectKind::Workload))
+        {
+            Some(discovery::Availability::Served(_)) => Mode::Kueue,
+            _ => Mode::Plain,
+        },
     };
     let scope = if config.all_namespaces {
         Scope::All
@@ -343,16 +480,56 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         Scope::Namespaces(config.namespaces.clone())
     };
     tracing::info!(mode = mode.as_str(), scope = ?scope, "watching");
-    let hub = Arc::new(Hub::new(mode, scope, config.limits));
+    for (kind, found) in discovered.iter().flatten() {
+        if let Some(api_version) = found.api_version() {
+            tracing::info!(kind = kind.name(), api_version, "discovered");
+        }
+    }
+    let hub =
+        Arc::new(Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after));
+    if let (Mode::Plain, Some(found)) = (mode, &discovered) {
+        if let Some(discovery::Availability::UnknownVersions(versions)) =
+            found.get(&ObjectKind::Workload)
+        {
+            // Kueue is installed, but in no version this server reads:
+            // plain mode, said loudly rather than silently.
+            tracing::warn!(
+                served = %versions.join(", "),
+                understood = %discovery::understood_versions(ObjectKind::Workload).join(", "),
+                "Workloads are served only in versions this server does not understand; classifying in plain mode"
+            );
+            hub.health().note_unwatched(
+                ObjectKind::Workload,
+                health::WatchState::UnknownVersions(versions.clone()),
+            );
+        }
+    }
     let (events_tx, events_rx) = mpsc::channel::<WatchEvent>(4096);
-    let mut workers = vec![tokio::spawn(ingest_loop(hub.clone(), events_rx))];
+    let mut workers = Workers::default();
+    workers.spawn("ingest", ingest_loop(hub.clone(), events_rx));
     for (kind, scope) in hub.watched_scopes().to_vec() {
-        workers.push(tokio::spawn(watch::run(
-            client.clone(),
-            kind,
-            scope,
-            events_tx.clone(),
-        )));
+        let availability = match (kind, &discovered) {
+            (ObjectKind::Pod | ObjectKind::Node, _) => {
+                Some(discovery::choose(kind, &Default::default(), &[]))
+            }
+            (_, Some(found)) => found.get(&kind).cloned(),
+            (_, None) => None,
+        };
+        let name = match &scope {
+            Some(ns) => format!("watch {} in {ns}", kind.name()),
+            None => format!("watch {}", kind.name()),
+        };
+        workers.spawn(
+            name,
+            watch::run(
+                client.clone(),
+                kind,
+                scope,
+                availability,
+                events_tx.clone(),
+                hub.health().clone(),
+            ),
+        );
     }
     let (shutdown, shutdown_rx) = signal::channel(false);
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
@@ -386,7 +563,7 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         hub,
         connections,
         shutdown,
-        http,
+        http: Some(http),
         workers,
     })
 }
@@ -508,7 +685,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             config
         }
     };
-    let server = start(ServerConfig {
+    let mut server = start(ServerConfig {
         kube: kube_config,
         namespaces,
         all_namespaces: args.all_namespaces,
@@ -531,17 +708,27 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             max_sse_per_client: args.max_sse_per_client.max(1),
         },
         demo,
+        unready_after: health::UNREADY_AFTER,
     })
     .await?;
     tracing::info!("dispatch-dash is serving on http://{}/", server.addr);
-    wait_for_signal().await;
-    tracing::info!("shutting down");
+    let ended = tokio::select! {
+        _ = wait_for_signal() => None,
+        end = server.supervise() => Some(end),
+    };
+    match &ended {
+        None => tracing::info!("shutting down"),
+        Some(end) => tracing::error!(%end, "a worker ended; shutting down"),
+    }
     let result = server.shutdown().await;
     if let Some((running, stop_scenario)) = embedded {
         let _ = stop_scenario.send(());
         running.shutdown().await;
     }
-    result
+    match ended {
+        Some(end) => Err(Error::WorkerEnded(end)),
+        None => result,
+    }
 }
 
 /// Starts the emulator on 127.0.0.1:0 and the scenario driver. The
@@ -569,6 +756,8 @@ async fn start_embedded(
     let namespaces = scenario.namespaces.clone();
     let emu = emulator::Emulator::new(emulator::EmulatorConfig {
         kueue: args.demo_kueue,
+        // Like Kueue's current CRD: v1beta2 stored, v1beta1 deprecated.
+        workload_versions: emulator::WorkloadVersions::Both,
         default_namespace: namespaces
             .first()
             .cloned()
@@ -598,4 +787,41 @@ async fn start_embedded(
         }));
     }
     Ok((running, namespaces, stop))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_first_worker_to_end_is_named() {
+        let mut workers = Workers::default();
+        workers.spawn("forever", std::future::pending());
+        workers.spawn("returns", async {});
+        let end = tokio::time::timeout(Duration::from_secs(10), workers.first_end())
+            .await
+            .expect("an end is reported");
+        assert_eq!(
+            end,
+            WorkerEnd {
+                name: "returns".into(),
+                panicked: false
+            }
+        );
+        workers.spawn("panics", async { panic!("a bug") });
+        let end = tokio::time::timeout(Duration::from_secs(10), workers.first_end())
+            .await
+            .expect("a panic is reported");
+        assert_eq!(end.name, "panics");
+        assert!(end.panicked);
+        assert_eq!(end.to_string(), "the worker `panics` panicked");
+        workers.abort_all();
+    }
+
+    #[tokio::test]
+    async fn no_workers_means_no_end() {
+        let mut workers = Workers::default();
+        let waited = tokio::time::timeout(Duration::from_millis(50), workers.first_end()).await;
+        assert!(waited.is_err());
+    }
 }

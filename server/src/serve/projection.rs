@@ -22,7 +22,7 @@ pub enum ObjectKind {
     TrainJob,
     /// `jobset.x-k8s.io/v1alpha2` JobSet.
     JobSet,
-    /// `kueue.x-k8s.io/v1beta1` Workload (Kueue mode only).
+    /// `kueue.x-k8s.io` Workload, `v1beta2` or `v1beta1` (Kueue mode only).
     Workload,
     /// `trainer.kubeflow.org/v1alpha1` TrainingRuntime (a TrainJob's runtime copy).
     TrainingRuntime,
@@ -55,12 +55,13 @@ impl ObjectKind {
         }
     }
 
-    /// The `apiVersion` field.
+    /// The `apiVersion` a projection carries when the version watched is
+    /// not known (the preferred one; [`project_at`] writes the one watched).
     pub fn api_version(self) -> &'static str {
         match self {
             ObjectKind::TrainJob | ObjectKind::TrainingRuntime => "trainer.kubeflow.org/v1alpha1",
             ObjectKind::JobSet => "jobset.x-k8s.io/v1alpha2",
-            ObjectKind::Workload => "kueue.x-k8s.io/v1beta1",
+            ObjectKind::Workload => "kueue.x-k8s.io/v1beta2",
             ObjectKind::Pod | ObjectKind::Node => "v1",
         }
     }
@@ -194,8 +195,14 @@ impl StoredObject {
 /// jobset-name label: no TrainJob can read it and it is no orphan, so it is
 /// not stored at all.
 pub fn project(kind: ObjectKind, object: &Value) -> Option<StoredObject> {
+    project_at(kind, kind.api_version(), object)
+}
+
+/// [`project`] for an object read at `api_version` (the version watched,
+/// which discovery chose; the engine reads a kind the same in each).
+pub fn project_at(kind: ObjectKind, api_version: &str, object: &Value) -> Option<StoredObject> {
     let mut out = Map::new();
-    out.insert("apiVersion".into(), Value::from(kind.api_version()));
+    out.insert("apiVersion".into(), Value::from(api_version));
     out.insert("kind".into(), Value::from(kind.name()));
     let meta = object.get("metadata").unwrap_or(&Value::Null);
     out.insert("metadata".into(), Value::Object(project_metadata(meta)));

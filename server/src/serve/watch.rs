@@ -5,61 +5,353 @@
 //! out so that the end of every watch stream is visible: section 12 closes a
 //! job's Watch when a watch it depends on expires or disconnects.
 //!
-//! Read-only: only `list` and `watch` requests are made.
+//! A custom kind is watched at the version discovery chose
+//! ([`super::discovery`]); when its list or watch answers `404` (the CRD
+//! was removed, or that version no longer served), discovery runs again and
+//! the loop continues with what it finds. A kind that is not served holds
+//! no objects.
+//!
+//! Every error path (list errors, `403` on list and on watch, failed watch
+//! requests, watch `ERROR` events other than `410`, broken streams) waits a
+//! [`Backoff`]: exponential with jitter, capped at 30 s, reset once a watch
+//! works. Failures are logged at warn, rate-limited per watch
+//! ([`FailureLog`]), with an info when it recovers; each watch's state is
+//! kept on the [`HealthBoard`] for `/readyz`.
+//!
+//! Read-only: only `list` and `watch` requests are made (and discovery's
+//! `get`s).
 
-use std::fmt::Debug;
-use std::time::{Duration, Instant};
+use std::fmt::{Debug, Display};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::api::{
-    ApiResource, DynamicObject, GroupVersionKind, ListParams, WatchEvent as KubeEvent, WatchParams,
-};
+use kube::api::{DynamicObject, ListParams, WatchEvent as KubeEvent, WatchParams};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::projection::{project, ObjectKind, StoredObject};
+use super::discovery::{self, Availability};
+use super::health::{HealthBoard, WatchState};
+use super::projection::{project_at, ObjectKind, StoredObject};
 use super::store::{EventBody, WatchEvent};
 
 /// Objects per list page.
 const PAGE_SIZE: u32 = 500;
 /// How long one watch request lasts before the server ends it.
 const WATCH_TIMEOUT_SECS: u32 = 290;
-/// How long to wait before listing again after `403 Forbidden`.
-const FORBIDDEN_RETRY: Duration = Duration::from_secs(30);
+/// The first delay after a failure.
+pub const BACKOFF_BASE: Duration = Duration::from_millis(250);
+/// The longest delay between attempts.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// While a watch keeps failing, at most one warning per this long.
+pub const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Where a watch loop sends its events.
 pub type EventSender = mpsc::Sender<WatchEvent>;
 
-/// The ApiResource of a custom kind.
-pub fn api_resource(kind: ObjectKind) -> ApiResource {
-    let gvk = GroupVersionKind::gvk(kind.group(), kind.version(), kind.name());
-    ApiResource::from_gvk_with_plural(&gvk, kind.plural())
+/// Delays between failed attempts: exponential with jitter. The n-th delay
+/// of a streak is drawn uniformly from `[c/2, c]` where `c = base * 2^(n+1)`
+/// capped at `cap` ("equal jitter"). The jitter keeps watches that failed
+/// together from retrying in step; the floor that doubles bounds how many
+/// attempts a streak makes in any stretch of time, which full or
+/// decorrelated jitter (whose draws can fall back to the base) does not.
+/// The randomness is a xorshift seeded per watch; nothing here needs to be
+/// reproducible.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    base: Duration,
+    cap: Duration,
+    /// Failures since the last reset.
+    attempt: u32,
+    rng: u64,
+}
+
+impl Backoff {
+    /// A backoff from `base` to `cap`; `seed` picks the jitter sequence.
+    pub fn new(base: Duration, cap: Duration, seed: u64) -> Self {
+        Backoff {
+            base,
+            cap: cap.max(base),
+            attempt: 0,
+            // xorshift has one fixed point: zero.
+            rng: seed | 1,
+        }
+    }
+
+    /// The next delay, in `[base, cap]`.
+    pub fn next_delay(&mut self) -> Duration {
+        let ceiling = self
+            .base
+            .saturating_mul(2u32.saturating_pow(self.attempt.saturating_add(1)))
+            .min(self.cap);
+        self.attempt = self.attempt.saturating_add(1);
+        let floor = (ceiling / 2).max(self.base.min(ceiling));
+        let span = u64::try_from((ceiling - floor).as_nanos()).unwrap_or(u64::MAX);
+        let offset = match span.checked_add(1) {
+            Some(modulus) => self.random() % modulus,
+            None => self.random(),
+        };
+        floor + Duration::from_nanos(offset)
+    }
+
+    /// Starts again from the base delay (after a success).
+    pub fn reset(&mut self) {
+        self.attempt = 0;
+    }
+
+    fn random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+}
+
+/// A seed that differs per watch and per process start.
+fn seed_for(kind: ObjectKind, scope: &Option<String>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    kind.hash(&mut hasher);
+    scope.hash(&mut hasher);
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+        .hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Rate-limits the warnings of one watch: the first failure of a streak is
+/// reported, then at most one report per [`WARN_EVERY`] with the number of
+/// failures since the last, and the recovery once.
+#[derive(Debug, Clone, Default)]
+pub struct FailureLog {
+    /// Failures since the streak began.
+    streak: u64,
+    /// Failures since the last report.
+    unreported: u64,
+    last_report: Option<Instant>,
+}
+
+impl FailureLog {
+    /// Counts a failure at `now`. `Some(n)`: report it now, with `n`
+    /// failures since the last report (this one included).
+    pub fn failed(&mut self, now: Instant) -> Option<u64> {
+        self.streak += 1;
+        self.unreported += 1;
+        let due = self
+            .last_report
+            .is_none_or(|last| now.saturating_duration_since(last) >= WARN_EVERY);
+        if !due {
+            return None;
+        }
+        self.last_report = Some(now);
+        Some(std::mem::take(&mut self.unreported))
+    }
+
+    /// Ends a streak. `Some(n)`: it had `n` failures; say it recovered.
+    pub fn recovered(&mut self) -> Option<u64> {
+        let streak = std::mem::take(&mut self.streak);
+        self.unreported = 0;
+        self.last_report = None;
+        (streak > 0).then_some(streak)
+    }
+}
+
+/// One watch loop's fixed settings and its failure bookkeeping.
+struct Watcher {
+    kind: ObjectKind,
+    scope: Option<String>,
+    tx: EventSender,
+    health: Arc<HealthBoard>,
+    backoff: Backoff,
+    log: FailureLog,
+    /// The `apiVersion` read, written into projections.
+    api_version: String,
+}
+
+impl Watcher {
+    /// Sends an event to the store; `false` when the receiver is gone.
+    async fn send(&self, body: EventBody) -> bool {
+        let event = WatchEvent {
+            kind: self.kind,
+            scope: self.scope.clone(),
+            body,
+            received: Instant::now(),
+        };
+        self.tx.send(event).await.is_ok()
+    }
+
+    /// Records a failure (health, a rate-limited warning) and waits the
+    /// backoff's next delay.
+    async fn failed(&mut self, state: WatchState, what: &str, error: &(dyn Display + Sync)) {
+        self.health.set_state(self.kind, &self.scope, state.clone());
+        if let Some(failures) = self.log.failed(Instant::now()) {
+            tracing::warn!(
+                kind = self.kind.name(),
+                namespace = self.scope.as_deref().unwrap_or("*"),
+                state = state.as_str(),
+                failures,
+                error = %error,
+                "{what}; retrying with backoff"
+            );
+        }
+        tokio::time::sleep(self.backoff.next_delay()).await;
+    }
+
+    /// Records that the watch's data is current.
+    fn healthy(&mut self) {
+        self.health
+            .set_state(self.kind, &self.scope, WatchState::Ok);
+        if let Some(failures) = self.log.recovered() {
+            tracing::info!(
+                kind = self.kind.name(),
+                namespace = self.scope.as_deref().unwrap_or("*"),
+                failures,
+                "watch recovered"
+            );
+        }
+    }
+
+    fn reading(&mut self, api_version: &str) {
+        self.api_version = api_version.to_string();
+        self.health
+            .set_api_version(self.kind, &self.scope, Some(api_version.to_string()));
+    }
+
+    fn to_stored<K: Serialize>(&self, object: &K) -> Option<StoredObject> {
+        let value = serde_json::to_value(object).ok()?;
+        project_at(self.kind, &self.api_version, &value)
+    }
 }
 
 /// Runs the watch loop of `kind` in `scope` (a namespace, or `None` for all
-/// namespaces and for Nodes) until the receiver is gone.
-pub async fn run(client: Client, kind: ObjectKind, scope: Option<String>, tx: EventSender) {
-    match kind {
-        ObjectKind::Pod => {
-            let api: Api<Pod> = match &scope {
-                Some(ns) => Api::namespaced(client, ns),
-                None => Api::all(client),
-            };
-            watch_loop(api, kind, scope, tx).await
+/// namespaces and for Nodes) until the receiver is gone. `availability` is
+/// what discovery found at start (`None`: discovery failed; the loop runs
+/// it first).
+pub async fn run(
+    client: Client,
+    kind: ObjectKind,
+    scope: Option<String>,
+    availability: Option<Availability>,
+    tx: EventSender,
+    health: Arc<HealthBoard>,
+) {
+    let mut watcher = Watcher {
+        backoff: Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed_for(kind, &scope)),
+        kind,
+        scope,
+        tx,
+        health,
+        log: FailureLog::default(),
+        api_version: kind.api_version().to_string(),
+    };
+    let mut availability = match availability {
+        Some(found) => found,
+        None => match rediscover(&client, &mut watcher).await {
+            Some(found) => found,
+            None => return,
+        },
+    };
+    loop {
+        let ended = match &availability {
+            Availability::Served(resource) => {
+                watcher.reading(&resource.api_version);
+                match kind {
+                    ObjectKind::Pod => {
+                        let api: Api<Pod> = match &watcher.scope {
+                            Some(ns) => Api::namespaced(client.clone(), ns),
+                            None => Api::all(client.clone()),
+                        };
+                        watch_loop(api, &mut watcher).await
+                    }
+                    ObjectKind::Node => {
+                        watch_loop(Api::<Node>::all(client.clone()), &mut watcher).await
+                    }
+                    _ => {
+                        let api: Api<DynamicObject> = match &watcher.scope {
+                            Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+                            None => Api::all_with(client.clone(), resource),
+                        };
+                        watch_loop(api, &mut watcher).await
+                    }
+                }
+            }
+            Availability::NotServed | Availability::UnknownVersions(_) => {
+                watcher.health.set_api_version(kind, &watcher.scope, None);
+                // A kind that is not served has no objects: an empty list
+                // replaces whatever was held.
+                if !watcher.send(EventBody::ListStarted).await
+                    || !watcher.send(EventBody::ListDone).await
+                {
+                    return;
+                }
+                let (state, what) = match &availability {
+                    Availability::UnknownVersions(versions) => (
+                        WatchState::UnknownVersions(versions.clone()),
+                        format!(
+                            "{} is served only in versions this server does not understand ({}); it understands {}",
+                            kind.name(),
+                            versions.join(", "),
+                            discovery::understood_versions(kind).join(", "),
+                        ),
+                    ),
+                    _ => (
+                        WatchState::NotServed,
+                        format!("{} ({}) is not served; is its CRD installed?", kind.name(), kind.group()),
+                    ),
+                };
+                watcher
+                    .failed(state, &what, &"absent from API discovery")
+                    .await;
+                LoopEnd::NotFound
+            }
+        };
+        match ended {
+            LoopEnd::ReceiverGone => return,
+            LoopEnd::NotFound => {}
         }
-        ObjectKind::Node => watch_loop(Api::<Node>::all(client), kind, None, tx).await,
-        _ => {
-            let resource = api_resource(kind);
-            let api: Api<DynamicObject> = match &scope {
-                Some(ns) => Api::namespaced_with(client, ns, &resource),
-                None => Api::all_with(client, &resource),
-            };
-            watch_loop(api, kind, scope, tx).await
+        availability = match rediscover(&client, &mut watcher).await {
+            Some(found) => found,
+            None => return,
+        };
+    }
+}
+
+/// Runs discovery for the watcher's kind until it answers; `None` when the
+/// receiver is gone.
+async fn rediscover(client: &Client, watcher: &mut Watcher) -> Option<Availability> {
+    loop {
+        if watcher.tx.is_closed() {
+            return None;
+        }
+        match discovery::discover_kind(client, watcher.kind).await {
+            Ok(found) => {
+                if let Some(api_version) = found.api_version() {
+                    tracing::info!(kind = watcher.kind.name(), api_version, "discovered");
+                }
+                return Some(found);
+            }
+            Err(e) => {
+                watcher
+                    .failed(WatchState::Failing, "API discovery failed", &e)
+                    .await
+            }
         }
     }
+}
+
+/// Why a watch loop returned.
+enum LoopEnd {
+    /// The receiver is gone: the server is stopping.
+    ReceiverGone,
+    /// The resource answered `404`: discover again.
+    NotFound,
 }
 
 /// Why a watch stopped.
@@ -68,22 +360,10 @@ enum Ended {
     Rewatch,
     /// The resourceVersion is too old (`410 Gone`): list again.
     Relist,
-}
-
-/// A doubling delay between failed attempts, 100 ms to 5 s.
-struct Backoff(Duration);
-
-impl Backoff {
-    fn new() -> Self {
-        Backoff(Duration::from_millis(100))
-    }
-    async fn wait(&mut self) {
-        tokio::time::sleep(self.0).await;
-        self.0 = (self.0 * 2).min(Duration::from_secs(5));
-    }
-    fn reset(&mut self) {
-        *self = Backoff::new();
-    }
+    /// The watch failed: wait, then re-watch.
+    Failed(WatchState, String),
+    /// The resource is gone (`404`): discover again.
+    NotFound,
 }
 
 fn status_code(e: &kube::Error) -> Option<u16> {
@@ -93,46 +373,22 @@ fn status_code(e: &kube::Error) -> Option<u16> {
     }
 }
 
-fn to_stored<K: Serialize>(kind: ObjectKind, object: &K) -> Option<StoredObject> {
-    let value = serde_json::to_value(object).ok()?;
-    project(kind, &value)
-}
-
-async fn watch_loop<K>(api: Api<K>, kind: ObjectKind, scope: Option<String>, tx: EventSender)
+async fn watch_loop<K>(api: Api<K>, w: &mut Watcher) -> LoopEnd
 where
     K: kube::Resource + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
-    let send = |body: EventBody| {
-        let tx = tx.clone();
-        let scope = scope.clone();
-        async move {
-            tx.send(WatchEvent {
-                kind,
-                scope,
-                body,
-                received: Instant::now(),
-            })
-            .await
-            .is_ok()
-        }
-    };
-    let mut backoff = Backoff::new();
-    let mut forbidden_logged = false;
     'list: loop {
-        if !send(EventBody::ListStarted).await {
-            return;
+        if !w.send(EventBody::ListStarted).await {
+            return LoopEnd::ReceiverGone;
         }
         let mut params = ListParams::default().limit(PAGE_SIZE);
         let resource_version = loop {
             match api.list(&params).await {
                 Ok(list) => {
-                    let page: Vec<StoredObject> = list
-                        .items
-                        .iter()
-                        .filter_map(|o| to_stored(kind, o))
-                        .collect();
-                    if !send(EventBody::ListPage(page)).await {
-                        return;
+                    let page: Vec<StoredObject> =
+                        list.items.iter().filter_map(|o| w.to_stored(o)).collect();
+                    if !w.send(EventBody::ListPage(page)).await {
+                        return LoopEnd::ReceiverGone;
                     }
                     match list.metadata.continue_.filter(|c| !c.is_empty()) {
                         Some(token) => params = params.continue_token(&token),
@@ -140,41 +396,51 @@ where
                     }
                 }
                 Err(e) if status_code(&e) == Some(403) => {
-                    if !forbidden_logged {
-                        tracing::warn!(kind = kind.name(), scope = ?scope, "list is forbidden; running without it");
-                        forbidden_logged = true;
+                    if !w.send(EventBody::Forbidden).await {
+                        return LoopEnd::ReceiverGone;
                     }
-                    if !send(EventBody::Forbidden).await {
-                        return;
-                    }
-                    tokio::time::sleep(FORBIDDEN_RETRY).await;
+                    w.failed(WatchState::Forbidden, "list is forbidden", &e)
+                        .await;
                     continue 'list;
                 }
+                Err(e) if status_code(&e) == Some(404) => {
+                    w.failed(WatchState::NotServed, "list answered 404 Not Found", &e)
+                        .await;
+                    return LoopEnd::NotFound;
+                }
                 Err(e) => {
-                    tracing::debug!(kind = kind.name(), error = %e, "list failed; retrying");
-                    backoff.wait().await;
+                    w.failed(WatchState::Failing, "list failed", &e).await;
                     continue 'list;
                 }
             }
         };
-        if forbidden_logged {
-            tracing::info!(kind = kind.name(), "list is allowed again");
-            forbidden_logged = false;
+        if !w.send(EventBody::ListDone).await {
+            return LoopEnd::ReceiverGone;
         }
-        if !send(EventBody::ListDone).await {
-            return;
-        }
-        backoff.reset();
+        w.healthy();
         let mut resource_version = resource_version;
         loop {
-            let ended = watch_once(&api, kind, &mut resource_version, &send).await;
-            let Some(ended) = ended else { return };
-            if !send(EventBody::WatchEnded).await {
-                return;
+            let Some(ended) = watch_once(&api, w, &mut resource_version).await else {
+                return LoopEnd::ReceiverGone;
+            };
+            if !w.send(EventBody::WatchEnded).await {
+                return LoopEnd::ReceiverGone;
             }
             match ended {
                 Ended::Relist => continue 'list,
                 Ended::Rewatch => {}
+                Ended::Failed(state, error) => {
+                    w.failed(state, "watch failed", &error).await;
+                }
+                Ended::NotFound => {
+                    w.failed(
+                        WatchState::NotServed,
+                        "watch answered 404 Not Found",
+                        &"404 Not Found",
+                    )
+                    .await;
+                    return LoopEnd::NotFound;
+                }
             }
         }
     }
@@ -182,36 +448,43 @@ where
 
 /// One watch request, from `resource_version` until it ends. `None` when
 /// the receiver is gone.
-async fn watch_once<K, F, Fut>(
+async fn watch_once<K>(
     api: &Api<K>,
-    kind: ObjectKind,
+    w: &mut Watcher,
     resource_version: &mut String,
-    send: &F,
 ) -> Option<Ended>
 where
     K: kube::Resource + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
-    F: Fn(EventBody) -> Fut,
-    Fut: std::future::Future<Output = bool>,
 {
     let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
     let stream = match api.watch(&params, resource_version).await {
         Ok(stream) => stream,
-        Err(e) if status_code(&e) == Some(410) => return Some(Ended::Relist),
         Err(e) => {
-            tracing::debug!(kind = kind.name(), error = %e, "watch failed");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            return Some(Ended::Rewatch);
+            return Some(match status_code(&e) {
+                Some(410) => Ended::Relist,
+                Some(404) => Ended::NotFound,
+                Some(403) => Ended::Failed(WatchState::Forbidden, e.to_string()),
+                _ => Ended::Failed(WatchState::Failing, e.to_string()),
+            })
         }
     };
     let mut stream = std::pin::pin!(stream);
+    let mut working = false;
     while let Some(item) = stream.next().await {
+        if !working && matches!(item, Ok(ref event) if !matches!(event, KubeEvent::Error(_))) {
+            // The watch delivers (an ERROR event is no delivery): the cycle
+            // works again.
+            working = true;
+            w.backoff.reset();
+            w.healthy();
+        }
         let body = match item {
             Ok(KubeEvent::Added(o)) | Ok(KubeEvent::Modified(o)) => {
                 remember_version(&o, resource_version);
-                match to_stored(kind, &o) {
+                match w.to_stored(&o) {
                     Some(stored) => EventBody::Upserted(stored),
                     // A pod that lost its job labels is no longer stored.
-                    None => match to_deleted_pod(kind, &o) {
+                    None => match to_deleted_pod(w.kind, &o) {
                         Some(gone) => EventBody::Deleted(gone),
                         None => continue,
                     },
@@ -219,7 +492,7 @@ where
             }
             Ok(KubeEvent::Deleted(o)) => {
                 remember_version(&o, resource_version);
-                match to_stored(kind, &o).or_else(|| to_deleted_pod(kind, &o)) {
+                match w.to_stored(&o).or_else(|| to_deleted_pod(w.kind, &o)) {
                     Some(stored) => EventBody::Deleted(stored),
                     None => continue,
                 }
@@ -228,20 +501,22 @@ where
                 *resource_version = b.metadata.resource_version;
                 continue;
             }
-            Ok(KubeEvent::Error(status)) if status.code == 410 => return Some(Ended::Relist),
             Ok(KubeEvent::Error(status)) => {
-                tracing::debug!(kind = kind.name(), error = %status.message, "watch error event");
-                return Some(Ended::Rewatch);
+                return Some(match status.code {
+                    410 => Ended::Relist,
+                    404 => Ended::NotFound,
+                    403 => Ended::Failed(WatchState::Forbidden, status.message),
+                    _ => Ended::Failed(WatchState::Failing, status.message),
+                })
             }
-            Err(e) => {
-                tracing::debug!(kind = kind.name(), error = %e, "watch stream broke");
-                return Some(Ended::Rewatch);
-            }
+            Err(e) => return Some(Ended::Failed(WatchState::Failing, e.to_string())),
         };
-        if !send(body).await {
+        if !w.send(body).await {
             return None;
         }
     }
+    // A clean end (the timeout, or the server ending watches).
+    w.backoff.reset();
     Some(Ended::Rewatch)
 }
 
@@ -280,13 +555,102 @@ fn remember_version<K: kube::Resource>(object: &K, resource_version: &mut String
     }
 }
 
-/// Whether the cluster serves the Kueue Workload API (`--mode auto`).
-pub async fn kueue_served(client: &Client) -> Result<bool, kube::Error> {
-    let groups = client.list_api_groups().await?;
-    Ok(groups.groups.iter().any(|g| {
-        g.name == ObjectKind::Workload.group()
-            && g.versions
-                .iter()
-                .any(|v| v.version == ObjectKind::Workload.version())
-    }))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_delays_stay_within_base_and_cap() {
+        for seed in 0..50 {
+            let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed);
+            for _ in 0..200 {
+                let d = b.next_delay();
+                assert!(d >= BACKOFF_BASE && d <= BACKOFF_CAP, "{d:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_its_range_up_to_the_cap() {
+        for seed in 0..20 {
+            let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed);
+            for n in 0..20u32 {
+                let ceiling = (BACKOFF_BASE * 2u32.pow(n + 1)).min(BACKOFF_CAP);
+                let d = b.next_delay();
+                assert!(d >= ceiling / 2 && d <= ceiling, "attempt {n}: {d:?}");
+            }
+        }
+        // So a streak makes few attempts: in the first 10 s, at most 5.
+        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 9);
+        let mut elapsed = Duration::ZERO;
+        let mut attempts = 0;
+        while elapsed < Duration::from_secs(10) {
+            elapsed += b.next_delay();
+            attempts += 1;
+        }
+        assert!(attempts <= 6, "{attempts}");
+    }
+
+    #[test]
+    fn backoff_resets_to_the_base_range() {
+        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 3);
+        for _ in 0..30 {
+            b.next_delay();
+        }
+        assert!(b.next_delay() >= BACKOFF_CAP / 2);
+        b.reset();
+        let d = b.next_delay();
+        assert!(d >= BACKOFF_BASE && d <= BACKOFF_BASE * 2, "{d:?}");
+    }
+
+    #[test]
+    fn backoff_jitter_spreads_over_the_range() {
+        let mut b = Backoff::new(Duration::from_millis(100), BACKOFF_CAP, 42);
+        let first: Vec<Duration> = (0..400)
+            .map(|_| {
+                b.reset();
+                b.next_delay()
+            })
+            .collect();
+        let low = first
+            .iter()
+            .filter(|d| **d < Duration::from_millis(150))
+            .count();
+        let high = first
+            .iter()
+            .filter(|d| **d > Duration::from_millis(150))
+            .count();
+        assert!(low > 100 && high > 100, "{low} low, {high} high");
+        // Two watches with different seeds do not retry in step.
+        let mut a = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 1);
+        let mut c = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 2);
+        let same = (0..10).filter(|_| a.next_delay() == c.next_delay()).count();
+        assert!(same < 10);
+        // A degenerate range is the base.
+        let mut flat = Backoff::new(BACKOFF_BASE, BACKOFF_BASE, 5);
+        assert_eq!(flat.next_delay(), BACKOFF_BASE);
+    }
+
+    #[test]
+    fn failures_are_reported_first_then_once_a_minute_with_a_count() {
+        let mut log = FailureLog::default();
+        let t0 = Instant::now();
+        assert_eq!(log.failed(t0), Some(1), "the first failure is reported");
+        for i in 1..10 {
+            assert_eq!(log.failed(t0 + Duration::from_secs(i)), None);
+        }
+        assert_eq!(
+            log.failed(t0 + WARN_EVERY),
+            Some(10),
+            "nine quiet plus this one"
+        );
+        assert_eq!(log.failed(t0 + WARN_EVERY + Duration::from_secs(1)), None);
+        assert_eq!(log.recovered(), Some(12));
+        assert_eq!(log.recovered(), None, "recovery is said once");
+        // A new streak is reported at once.
+        assert_eq!(
+            log.failed(t0 + WARN_EVERY + Duration::from_secs(2)),
+            Some(1)
+        );
+    }
 }

@@ -45,6 +45,7 @@ pub struct Settings {
     pub max_sse_clients: usize,
     pub limits: StoreLimits,
     pub http: HttpSettings,
+    pub unready_after: Duration,
 }
 
 impl Default for Settings {
@@ -55,6 +56,7 @@ impl Default for Settings {
             max_sse_clients: 32,
             limits: StoreLimits::default(),
             http: HttpSettings::default(),
+            unready_after: serve::health::UNREADY_AFTER,
         }
     }
 }
@@ -80,6 +82,7 @@ pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
         limits: settings.limits,
         http: settings.http,
         demo: false,
+        unready_after: settings.unready_after,
     })
     .await
     .expect("server starts")
