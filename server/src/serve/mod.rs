@@ -160,6 +160,17 @@ pub struct ServeArgs {
     /// The most captured (deleted) pods kept in all.
     #[arg(long, default_value_t = 50_000)]
     pub max_captured_pods: usize,
+    /// The most bytes of captured pods kept in all (a number, or with a
+    /// Ki, Mi or Gi suffix).
+    #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes: usize,
+    /// The most bytes of captured pods kept per TrainJob.
+    #[arg(long, default_value = "16Mi", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes_per_trainjob: usize,
+    /// The most bytes of `change` events each namespace keeps for
+    /// `Last-Event-ID` resumes.
+    #[arg(long, default_value = "64Mi", value_parser = store::parse_byte_size)]
+    pub max_replay_bytes: usize,
     /// Run against an embedded, simulated cluster (also the default when no
     /// kubeconfig is found).
     #[arg(long)]
@@ -417,6 +428,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         max_sse_clients: args.max_sse_clients,
         limits: StoreLimits {
             captured_total: args.max_captured_pods,
+            captured_bytes_total: args.max_captured_bytes,
+            captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
+            replay_bytes_per_namespace: args.max_replay_bytes,
             ..StoreLimits::default()
         },
     })

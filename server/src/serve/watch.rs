@@ -11,7 +11,7 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{
     ApiResource, DynamicObject, GroupVersionKind, ListParams, WatchEvent as KubeEvent, WatchParams,
 };
@@ -51,6 +51,7 @@ pub async fn run(client: Client, kind: ObjectKind, scope: Option<String>, tx: Ev
             watch_loop(api, kind, scope, tx).await
         }
         ObjectKind::Node => watch_loop(Api::<Node>::all(client), kind, None, tx).await,
+        ObjectKind::Namespace => watch_loop(Api::<Namespace>::all(client), kind, None, tx).await,
         _ => {
             let resource = api_resource(kind);
             let api: Api<DynamicObject> = match &scope {
