@@ -66,12 +66,18 @@ async fn unknown_namespaces_get_404_and_allocate_nothing_and_real_ones_come_and_
         let (status, body) = get_text(addr, path, &[]).await;
         assert_eq!(
             (status, body.as_str()),
-            (StatusCode::NOT_FOUND, r#"{"error":"namespace is not watched"}"#),
+            (
+                StatusCode::NOT_FOUND,
+                r#"{"error":"namespace is not watched"}"#
+            ),
             "{path}"
         );
     }
     assert_eq!(server.hub.stream_count(), 0, "no stream for any of them");
-    assert!(!listed_namespaces(addr).await.iter().any(|n| n.starts_with("ns-")));
+    assert!(!listed_namespaces(addr)
+        .await
+        .iter()
+        .any(|n| n.starts_with("ns-")));
 
     // A namespace created later becomes listable and servable.
     let job = JobRef::new("team-new", "llm-1", "s1");

@@ -19,7 +19,9 @@
 //!
 //! Every `/api` route answers JSON (or SSE), and requires
 //! `Authorization: Bearer <token>` when a token is configured. Errors are
-//! `{"error": "<message>"}` with a 4xx/5xx status.
+//! `{"error": "<message>"}` with a 4xx/5xx status. A namespace that is not
+//! watched, or (with `--all-namespaces`) has no Namespace object, is 404 on
+//! every `{ns}` route.
 //!
 //! - `GET /api/v1/namespaces` → `{"namespaces":[..],"allNamespaces":bool,
 //!   "mode":"plain"|"kueue","nodesReadable":bool}`.
@@ -65,8 +67,9 @@
 //! - Comments (`: keep-alive`) every 15 s on an idle stream.
 //!
 //! Reconnecting with `Last-Event-ID: <id>` replays the missed `change`
-//! events when the server still holds them (the last 1024 per namespace),
-//! else starts with a fresh `snapshot`. Ids start from the server's start
+//! events when the server still holds them (the last 1024 per namespace,
+//! and no more than `--max-replay-bytes` of them), else starts with a fresh
+//! `snapshot`. Ids start from the server's start
 //! time in microseconds, so an id from an earlier server process is never
 //! mistaken for a recent one. A client that falls more than 256 events
 //! behind is disconnected; it reconnects with `Last-Event-ID`.

@@ -529,9 +529,16 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Namespace",
                 "metadata": {"name": "team-b", "uid": "n1"}})
         );
-        assert_eq!((stored.namespace.as_str(), stored.name.as_str()), ("", "team-b"));
+        assert_eq!(
+            (stored.namespace.as_str(), stored.name.as_str()),
+            ("", "team-b")
+        );
         assert!(!ObjectKind::ALL.contains(&ObjectKind::Namespace));
-        assert_eq!(ObjectKind::parse("namespaces"), None, "not an inspectable kind");
+        assert_eq!(
+            ObjectKind::parse("namespaces"),
+            None,
+            "not an inspectable kind"
+        );
     }
 
     #[test]

@@ -810,10 +810,7 @@ impl Store {
             self.captured_bytes += bytes;
             self.capture_order.insert(seq, trainjob_uid.clone());
             deltas.push(Delta::Captured(captured));
-            loop {
-                let Some(queue) = self.captured.get(&trainjob_uid) else {
-                    break;
-                };
+            while let Some(queue) = self.captured.get(&trainjob_uid) {
                 if queue.entries.len() > self.limits.captured_per_trainjob {
                     self.capture_evictions.trainjob_pods += 1;
                 } else if queue.bytes > self.limits.captured_bytes_per_trainjob {
@@ -848,7 +845,11 @@ impl Store {
         let Some(queue) = self.captured.get_mut(trainjob_uid) else {
             return false;
         };
-        let Some(at) = queue.entries.iter().position(|(_, c, _)| c.pod.uid == pod_uid) else {
+        let Some(at) = queue
+            .entries
+            .iter()
+            .position(|(_, c, _)| c.pod.uid == pod_uid)
+        else {
             return false;
         };
         if let Some((seq, _, bytes)) = queue.entries.remove(at) {

@@ -192,9 +192,16 @@ fn captured_pods_with_250_kb_annotations_are_bounded_by_bytes_per_trainjob() {
         &mut store,
         (0..5).map(|i| big_pod("a-s1", &format!("a{i}"), &format!("au{i}"), KB_250)),
     );
-    assert_eq!(kept_of(&store, "ta"), ["au2", "au3", "au4"], "the oldest go");
+    assert_eq!(
+        kept_of(&store, "ta"),
+        ["au2", "au3", "au4"],
+        "the oldest go"
+    );
     assert!(store.captured_bytes() <= 3 * one + one / 2);
-    assert!(store.captured_bytes() > 3 * KB_250, "the annotations are held");
+    assert!(
+        store.captured_bytes() > 3 * KB_250,
+        "the annotations are held"
+    );
     assert_eq!(store.capture_evictions().trainjob_bytes, 2);
     let snapshot = view::namespace_snapshot(&store, PLAIN, "team-a");
     assert!(snapshot.len() > 3 * KB_250, "the snapshot carries them");
@@ -315,7 +322,16 @@ fn byte_sizes_read_plain_numbers_and_binary_suffixes() {
     assert_eq!(parse_byte_size("64Mi"), Ok(64 << 20));
     assert_eq!(parse_byte_size(" 2Gi "), Ok(2 << 30));
     assert_eq!(parse_byte_size("0"), Ok(0));
-    for bad in ["", "Mi", "-1", "1.5Mi", "1MB", "1 Mi", "1mi", "99999999999999999999999"] {
+    for bad in [
+        "",
+        "Mi",
+        "-1",
+        "1.5Mi",
+        "1MB",
+        "1 Mi",
+        "1mi",
+        "99999999999999999999999",
+    ] {
         assert_eq!(parse_byte_size(bad), Err(ByteSizeError), "{bad:?}");
     }
 }
@@ -348,15 +364,26 @@ fn listed_namespaces_are_known_and_objects_alone_are_not() {
     let deltas = store.apply(all(ObjectKind::Namespace, EventBody::ListDone));
     assert_eq!(store.namespace_list(), NamespaceList::Listed);
     assert!(store.synced(&[(ObjectKind::Namespace, None)]));
-    assert!(deltas.iter().all(|d| matches!(d, Delta::Upsert(o) if o.kind == ObjectKind::Namespace)));
-    assert!(store.take_dirty().is_empty(), "no job depends on a Namespace");
+    assert!(deltas
+        .iter()
+        .all(|d| matches!(d, Delta::Upsert(o) if o.kind == ObjectKind::Namespace)));
+    assert!(
+        store.take_dirty().is_empty(),
+        "no job depends on a Namespace"
+    );
     assert!(store.knows_namespace("empty"));
-    assert!(!store.knows_namespace("team-a"), "objects alone do not make a namespace");
+    assert!(
+        !store.knows_namespace("team-a"),
+        "objects alone do not make a namespace"
+    );
     assert_eq!(
         store.known_namespaces().into_iter().collect::<Vec<_>>(),
         ["empty", "team-b"]
     );
-    assert!(!store.namespaces().contains("empty"), "Namespaces hold no objects");
+    assert!(
+        !store.namespaces().contains("empty"),
+        "Namespaces hold no objects"
+    );
 
     store.apply(all(
         ObjectKind::Namespace,
@@ -371,7 +398,10 @@ fn listed_namespaces_are_known_and_objects_alone_are_not() {
     assert!(!store.knows_namespace("team-b"));
     assert!(store.get(ObjectKind::Namespace, "", "team-b").is_none());
     assert!(store.holds_objects_in("team-a"));
-    assert!(!store.holds_objects_in("team-"), "a prefix is not a namespace");
+    assert!(
+        !store.holds_objects_in("team-"),
+        "a prefix is not a namespace"
+    );
 }
 
 #[test]
