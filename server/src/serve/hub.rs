@@ -566,8 +566,10 @@ impl Hub {
             let size = frame.bytes.len();
             if size > self.replay_bytes {
                 // Larger than the whole ring: sent live, never replayed, so a
-                // resume from before it starts from a snapshot.
-                self.metrics.count_replay_eviction(RingBound::Bytes);
+                // resume from before it starts from a snapshot, and the
+                // frames before it can never be replayed either.
+                self.metrics
+                    .count_replay_evictions(RingBound::Bytes, stream.ring.len() + 1);
                 stream.ring.clear();
                 stream.ring_bytes = 0;
                 stream.floor = id;
@@ -587,7 +589,7 @@ impl Hub {
                     };
                     stream.ring_bytes -= evicted.bytes.len();
                     stream.floor = evicted.id;
-                    self.metrics.count_replay_eviction(bound);
+                    self.metrics.count_replay_evictions(bound, 1);
                 }
             }
             let _ = stream.tx.send(frame);

@@ -201,7 +201,8 @@ async fn the_replay_ring_is_bounded_by_bytes() {
         .render()
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 2"));
 
-    // One frame larger than the whole ring is sent, not kept.
+    // One frame larger than the whole ring is sent, not kept, and the three
+    // kept before it can no longer be replayed.
     upsert(&hub, trainjob("team-a", "huge-s1", 20_000));
     let huge = live.live.recv().await.expect("sent live");
     assert!(huge.bytes.len() > 10_000);
@@ -216,5 +217,5 @@ async fn the_replay_ring_is_bounded_by_bytes() {
     assert!(hub
         .metrics
         .render()
-        .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 3"));
+        .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 6"));
 }

@@ -82,13 +82,13 @@ impl Metrics {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = store.capture_evictions();
     }
 
-    /// Counts a frame a replay ring evicted.
-    pub fn count_replay_eviction(&self, bound: RingBound) {
+    /// Counts frames a replay ring evicted.
+    pub fn count_replay_evictions(&self, bound: RingBound, frames: usize) {
         let counter = match bound {
             RingBound::Frames => &self.replay_evicted_frames,
             RingBound::Bytes => &self.replay_evicted_bytes,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.fetch_add(frames as u64, Ordering::Relaxed);
     }
 
     /// Records the time from a watch event's arrival to its SSE send.
@@ -238,9 +238,8 @@ mod tests {
     #[test]
     fn evictions_are_counted_by_bound() {
         let metrics = Metrics::default();
-        metrics.count_replay_eviction(RingBound::Bytes);
-        metrics.count_replay_eviction(RingBound::Bytes);
-        metrics.count_replay_eviction(RingBound::Frames);
+        metrics.count_replay_evictions(RingBound::Bytes, 2);
+        metrics.count_replay_evictions(RingBound::Frames, 1);
         let text = metrics.render();
         assert!(text.contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 2"));
         assert!(text.contains("dispatch_dash_replay_frames_evicted_total{bound=\"frames\"} 1"));
