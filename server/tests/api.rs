@@ -178,6 +178,7 @@ async fn find_inspect_and_orphans_across_a_recreated_trainjob() {
     assert_eq!(
         body,
         json!({"namespaces": [NS], "allNamespaces": false, "mode": "plain", "nodesReadable": true,
+               "demo": false,
                "apiVersions": {"TrainJob": "trainer.kubeflow.org/v1alpha1",
                                "JobSet": "jobset.x-k8s.io/v1alpha2",
                                "TrainingRuntime": "trainer.kubeflow.org/v1alpha1",

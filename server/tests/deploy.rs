@@ -107,8 +107,10 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
             .map(String::from)
         )
     );
+    // The snapshot kinds, and Namespaces (read with --all-namespaces).
     let expected: BTreeSet<(String, String)> = ObjectKind::ALL
         .into_iter()
+        .chain([ObjectKind::Namespace])
         .map(|k| (k.group().to_string(), k.plural().to_string()))
         .collect();
     assert_eq!(granted, expected, "exactly the kinds the server reads");

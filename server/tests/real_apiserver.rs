@@ -157,9 +157,12 @@ async fn lists_and_watches_over_tls_with_a_token() {
     // No Workload API is served: auto mode is plain. Nodes are readable.
     let (_, ready) = get_json(addr, "/readyz").await;
     assert_eq!(
-        ready,
-        json!({"ready": true, "mode": "plain", "nodesReadable": true})
+        (&ready["ready"], &ready["mode"], &ready["nodesReadable"]),
+        (&json!(true), &json!("plain"), &json!(true)),
+        "{ready}"
     );
+    assert_eq!(ready["apiVersions"]["TrainJob"], "trainer.kubeflow.org/v1alpha1");
+    assert!(ready["apiVersions"].get("Workload").is_none(), "{ready}");
     // What existed before the server started was listed.
     eventually(30, "the listed TrainJob and JobSet", || async {
         let snap = snapshot(addr).await;

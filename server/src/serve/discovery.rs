@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList};
 use kube::api::{ApiResource, GroupVersionKind};
 use kube::Client;
@@ -39,7 +39,7 @@ pub fn understood_versions(kind: ObjectKind) -> &'static [&'static str] {
         ObjectKind::Workload => &["v1beta2", "v1beta1"],
         ObjectKind::TrainJob | ObjectKind::TrainingRuntime => &["v1alpha1"],
         ObjectKind::JobSet => &["v1alpha2"],
-        ObjectKind::Pod | ObjectKind::Node => &["v1"],
+        ObjectKind::Pod | ObjectKind::Node | ObjectKind::Namespace => &["v1"],
     }
 }
 
@@ -76,6 +76,7 @@ fn core_resource(kind: ObjectKind) -> Option<ApiResource> {
     match kind {
         ObjectKind::Pod => Some(ApiResource::erase::<Pod>(&())),
         ObjectKind::Node => Some(ApiResource::erase::<Node>(&())),
+        ObjectKind::Namespace => Some(ApiResource::erase::<Namespace>(&())),
         _ => None,
     }
 }
@@ -309,7 +310,7 @@ mod tests {
     #[test]
     fn core_kinds_need_no_discovery() {
         let empty = APIGroupList::default();
-        for kind in [ObjectKind::Pod, ObjectKind::Node] {
+        for kind in [ObjectKind::Pod, ObjectKind::Node, ObjectKind::Namespace] {
             let chosen = choose(kind, &empty, &[]);
             assert_eq!(version(&chosen), Some("v1"), "{kind:?}");
         }

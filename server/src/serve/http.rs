@@ -24,7 +24,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use super::hosts::HostPolicy;
 use super::health::WatchState;
-use super::hub::{encode_event, Frame, Hub, JobNews};
+use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
 use super::store::own_job;
@@ -538,7 +538,7 @@ const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
 struct SnapshotStream {
     backlog: VecDeque<Frame>,
-    live: broadcast::Receiver<Frame>,
+    live: LiveFrames,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
     _guard: StreamGuard,
@@ -556,7 +556,10 @@ async fn snapshots(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let subscription = state.hub.subscribe_snapshots(&ns, last_event_id);
+    let subscription = state
+        .hub
+        .subscribe_snapshots(&ns, last_event_id)
+        .ok_or(AppError::NamespaceNotWatched)?;
     let hub = state.hub.clone();
     let stream = SnapshotStream {
         backlog: subscription.backlog.into(),

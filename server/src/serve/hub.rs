@@ -5,9 +5,17 @@
 //!
 //! Lock order, to stay deadlock-free: `streams`, then `store`, then
 //! `observations`. No lock is held across an `.await`.
+//!
+//! Namespaces cost nothing unless they exist: a namespace the server does
+//! not know ([`Hub::watches`]) gets no stream, and a namespace's stream
+//! (its replay ring and cached snapshot) is freed as soon as it has neither
+//! a subscriber nor an object, or its namespace is gone. Each ring is
+//! bounded by frames and by bytes. The `snapshot` frame a subscriber starts
+//! from is built once per namespace version and shared by every subscriber
+//! at that version.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,12 +25,14 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::health::{HealthBoard, UNREADY_AFTER};
-use super::metrics::Metrics;
+use super::metrics::{Metrics, RingBound};
 use super::projection::{ObjectKind, StoredObject};
-use super::store::{CapturedPod, Delta, JobKey, Store, StoreLimits, WatchEvent};
+use super::store::{CapturedPod, Delta, JobKey, NamespaceList, Store, StoreLimits, WatchEvent};
 use super::view::{self, SnapshotHeader};
 
-/// How many `change` frames each namespace keeps for `Last-Event-ID` resumes.
+/// How many `change` frames each namespace keeps for `Last-Event-ID`
+/// resumes (their bytes are bounded by
+/// [`StoreLimits::replay_bytes_per_namespace`]).
 const RING_FRAMES: usize = 1024;
 /// How many frames a slow SSE client may fall behind before it is dropped.
 const CLIENT_BACKLOG: usize = 256;
@@ -68,9 +78,15 @@ pub enum JobNews {
 struct NamespaceStream {
     /// Frames with an id above `floor` are all in `ring`.
     floor: u64,
+    /// The namespace's version: the id of its last frame (`floor` before
+    /// the first). Its state changes only with a frame, so a snapshot built
+    /// at a version holds until the next frame of this namespace.
+    version: u64,
     ring: VecDeque<Frame>,
+    /// Bytes of the frames in `ring`.
+    ring_bytes: usize,
     tx: broadcast::Sender<Frame>,
-    /// The last full snapshot built, by the id it was built at.
+    /// The last `snapshot` event built, by the version it was built at.
     snapshot: Option<(u64, Bytes)>,
 }
 
@@ -90,7 +106,34 @@ pub struct Subscription {
     /// events of a resume.
     pub backlog: Vec<Frame>,
     /// Live frames.
-    pub live: broadcast::Receiver<Frame>,
+    pub live: LiveFrames,
+}
+
+/// A subscriber's live frames. Dropping it frees the namespace's stream
+/// when that was the last subscriber and the namespace holds no object.
+#[derive(Debug)]
+pub struct LiveFrames {
+    receiver: Option<broadcast::Receiver<Frame>>,
+    hub: Arc<Hub>,
+    namespace: String,
+}
+
+impl LiveFrames {
+    /// The next live frame (see [`broadcast::Receiver::recv`]).
+    pub async fn recv(&mut self) -> Result<Frame, broadcast::error::RecvError> {
+        match self.receiver.as_mut() {
+            Some(receiver) => receiver.recv().await,
+            None => Err(broadcast::error::RecvError::Closed),
+        }
+    }
+}
+
+impl Drop for LiveFrames {
+    fn drop(&mut self) {
+        // Unsubscribe first, so the count the release sees excludes us.
+        drop(self.receiver.take());
+        self.hub.release_idle_stream(&self.namespace);
+    }
 }
 
 /// Which namespaces the server watches.
@@ -115,6 +158,8 @@ pub struct Hub {
     expected: Vec<(ObjectKind, Option<String>)>,
     /// Each watch's state and version, written by the watch loops.
     health: Arc<HealthBoard>,
+    /// Bytes of frames each namespace's replay ring keeps.
+    replay_bytes: usize,
     /// Metrics.
     pub metrics: Metrics,
 }
@@ -159,6 +204,13 @@ impl Hub {
             })
             .collect();
         expected.push((ObjectKind::Node, None));
+        if scope == Scope::All {
+            // Which namespaces exist. A 403 on it counts as listed (see
+            // `Store::apply`), so readiness never waits for a permission
+            // that will not come; the server then serves the namespaces
+            // objects are seen in.
+            expected.push((ObjectKind::Namespace, None));
+        }
         let start = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
@@ -175,6 +227,7 @@ impl Hub {
             news: broadcast::channel(1024).0,
             health: Arc::new(HealthBoard::new(&expected, UNREADY_AFTER)),
             expected,
+            replay_bytes: limits.replay_bytes_per_namespace,
             metrics: Metrics::default(),
         }
     }
@@ -206,12 +259,24 @@ impl Hub {
         &self.expected
     }
 
-    /// Whether `namespace` is watched.
+    /// Whether `namespace` is watched and exists: one of those given, or
+    /// with [`Scope::All`] one the store knows ([`Store::knows_namespace`]).
+    /// Allocates nothing, so an unknown namespace costs nothing.
     pub fn watches(&self, namespace: &str) -> bool {
+        self.watches_in(&read(&self.store), namespace)
+    }
+
+    fn watches_in(&self, store: &Store, namespace: &str) -> bool {
         match &self.scope {
             Scope::Namespaces(list) => list.iter().any(|n| n == namespace),
-            Scope::All => true,
+            Scope::All => store.knows_namespace(namespace),
         }
+    }
+
+    /// How many namespace streams are held (each a replay ring and a cached
+    /// snapshot).
+    pub fn stream_count(&self) -> usize {
+        lock(&self.streams).by_namespace.len()
     }
 
     /// The snapshot header in force now.
@@ -233,11 +298,11 @@ impl Hub {
         f(&read(&self.store))
     }
 
-    /// The namespaces to list: the watched ones, or those seen.
+    /// The namespaces to list: the watched ones, or those known to exist.
     pub fn namespaces(&self) -> Vec<String> {
         match &self.scope {
             Scope::Namespaces(list) => list.clone(),
-            Scope::All => read(&self.store).namespaces().into_iter().collect(),
+            Scope::All => read(&self.store).known_namespaces().into_iter().collect(),
         }
     }
 
@@ -264,27 +329,38 @@ impl Hub {
             let mut streams = lock(&self.streams);
             let mut store = write(&self.store);
             let mut deltas = Vec::new();
+            let namespace_list = store.namespace_list();
             for event in batch {
                 deltas.extend(store.apply(event));
             }
-            self.metrics
-                .watch_restarts
-                .store(store.watch_restarts(), Ordering::Relaxed);
-            self.metrics
-                .captured_pods
-                .store(store.captured_count() as u64, Ordering::Relaxed);
+            if namespace_list != NamespaceList::Forbidden
+                && store.namespace_list() == NamespaceList::Forbidden
+            {
+                tracing::warn!(
+                    "listing Namespaces is forbidden: serving the namespaces objects are seen in"
+                );
+            }
+            self.metrics.record_store(&store);
             let dirty = store.take_dirty();
-            drop(store);
             let interrupted: Vec<Option<String>> = deltas
                 .iter()
                 .filter_map(|d| match d {
-                    Delta::WatchInterrupted { kind, scope } if *kind != ObjectKind::Node => {
+                    Delta::WatchInterrupted { kind, scope }
+                        if !matches!(kind, ObjectKind::Node | ObjectKind::Namespace) =>
+                    {
                         Some(scope.clone())
                     }
                     _ => None,
                 })
                 .collect();
-            publish_changes(&mut streams, &deltas, born);
+            // Streams of namespaces gone, or idle and empty, go first, so
+            // no frame is built for them.
+            streams.by_namespace.retain(|namespace, stream| {
+                self.watches_in(&store, namespace)
+                    && (stream.tx.receiver_count() > 0 || store.holds_objects_in(namespace))
+            });
+            drop(store);
+            self.publish_changes(&mut streams, &deltas, born);
             (interrupted, dirty)
         };
         self.reclassify(&dirty);
@@ -324,48 +400,82 @@ impl Hub {
 
     /// Subscribes to a namespace's dashboard stream. With `last_event_id`
     /// inside the ring, the backlog is the missed `change` frames; otherwise
-    /// it is one `snapshot` frame.
-    pub fn subscribe_snapshots(&self, namespace: &str, last_event_id: Option<u64>) -> Subscription {
+    /// it is one `snapshot` frame, shared with every subscriber at the same
+    /// namespace version. `None`, with nothing allocated, when the namespace
+    /// is not watched ([`Hub::watches`]).
+    pub fn subscribe_snapshots(
+        self: &Arc<Self>,
+        namespace: &str,
+        last_event_id: Option<u64>,
+    ) -> Option<Subscription> {
         let mut streams = lock(&self.streams);
-        let last_id = streams.last_id;
-        let stream = streams
-            .by_namespace
-            .entry(namespace.to_string())
-            .or_insert_with(|| new_stream(last_id));
-        let live = stream.tx.subscribe();
+        let store = read(&self.store);
+        if !self.watches_in(&store, namespace) {
+            return None;
+        }
+        let streams = &mut *streams;
+        let stream = match streams.by_namespace.entry(namespace.to_string()) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => {
+                // A new id, so that no id handed out before (by a freed
+                // stream of the same namespace) resumes into this one.
+                streams.last_id += 1;
+                entry.insert(new_stream(streams.last_id))
+            }
+        };
+        let live = LiveFrames {
+            receiver: Some(stream.tx.subscribe()),
+            hub: self.clone(),
+            namespace: namespace.to_string(),
+        };
         if let Some(resume_from) = last_event_id {
-            if resume_from >= stream.floor && resume_from <= last_id {
+            if resume_from >= stream.floor && resume_from <= stream.version {
                 let backlog = stream
                     .ring
                     .iter()
                     .filter(|f| f.id > resume_from)
                     .cloned()
                     .collect();
-                return Subscription { backlog, live };
+                return Some(Subscription { backlog, live });
             }
         }
+        let version = stream.version;
         let bytes = match &stream.snapshot {
-            Some((id, bytes)) if *id == last_id => bytes.clone(),
+            Some((built_at, bytes)) if *built_at == version => bytes.clone(),
             _ => {
-                let store = read(&self.store);
                 let header = SnapshotHeader {
                     mode: self.mode,
                     nodes_readable: store.nodes_readable(),
                 };
                 let text = view::namespace_snapshot(&store, header, namespace);
-                drop(store);
-                let bytes = encode_event(Some(last_id), "snapshot", &text);
-                stream.snapshot = Some((last_id, bytes.clone()));
+                let bytes = encode_event(Some(version), "snapshot", &text);
+                stream.snapshot = Some((version, bytes.clone()));
                 bytes
             }
         };
-        Subscription {
+        Some(Subscription {
             backlog: vec![Frame {
-                id: last_id,
+                id: version,
                 bytes,
                 born: Instant::now(),
             }],
             live,
+        })
+    }
+
+    /// Frees the namespace's stream when it has no subscriber and the
+    /// namespace holds no object (or is not watched any more).
+    fn release_idle_stream(&self, namespace: &str) {
+        let mut streams = lock(&self.streams);
+        let Some(stream) = streams.by_namespace.get(namespace) else {
+            return;
+        };
+        if stream.tx.receiver_count() > 0 {
+            return;
+        }
+        let store = read(&self.store);
+        if !self.watches_in(&store, namespace) || !store.holds_objects_in(namespace) {
+            streams.by_namespace.remove(namespace);
         }
     }
 
@@ -380,10 +490,12 @@ impl Hub {
     }
 }
 
-fn new_stream(last_id: u64) -> NamespaceStream {
+fn new_stream(id: u64) -> NamespaceStream {
     NamespaceStream {
-        floor: last_id,
+        floor: id,
+        version: id,
         ring: VecDeque::new(),
+        ring_bytes: 0,
         tx: broadcast::channel(CLIENT_BACKLOG).0,
         snapshot: None,
     }
@@ -449,7 +561,61 @@ impl NamespaceChange {
     }
 }
 
-fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
+impl Hub {
+    /// Turns a batch's deltas into one `change` frame per open namespace
+    /// stream they touch, kept in its ring and sent to its subscribers.
+    fn publish_changes(&self, streams: &mut Streams, deltas: &[Delta], born: Instant) {
+        let changes = collect_changes(streams, deltas);
+        for (namespace, change) in changes {
+            // Only namespaces someone has subscribed to keep a stream; a later
+            // subscriber starts from a snapshot anyway.
+            let Some(stream) = streams.by_namespace.get_mut(&namespace) else {
+                continue;
+            };
+            streams.last_id += 1;
+            let id = streams.last_id;
+            let frame = Frame {
+                id,
+                bytes: encode_event(Some(id), "change", &change.to_json()),
+                born,
+            };
+            stream.version = id;
+            let size = frame.bytes.len();
+            if size > self.replay_bytes {
+                // Larger than the whole ring: sent live, never replayed, so a
+                // resume from before it starts from a snapshot, and the
+                // frames before it can never be replayed either.
+                self.metrics
+                    .count_replay_evictions(RingBound::Bytes, stream.ring.len() + 1);
+                stream.ring.clear();
+                stream.ring_bytes = 0;
+                stream.floor = id;
+            } else {
+                stream.ring.push_back(frame.clone());
+                stream.ring_bytes += size;
+                loop {
+                    let bound = if stream.ring.len() > RING_FRAMES {
+                        RingBound::Frames
+                    } else if stream.ring_bytes > self.replay_bytes {
+                        RingBound::Bytes
+                    } else {
+                        break;
+                    };
+                    let Some(evicted) = stream.ring.pop_front() else {
+                        break;
+                    };
+                    stream.ring_bytes -= evicted.bytes.len();
+                    stream.floor = evicted.id;
+                    self.metrics.count_replay_evictions(bound, 1);
+                }
+            }
+            let _ = stream.tx.send(frame);
+        }
+    }
+}
+
+/// The net effect of a batch on each open namespace stream.
+fn collect_changes(streams: &Streams, deltas: &[Delta]) -> BTreeMap<String, NamespaceChange> {
     let mut changes: BTreeMap<String, NamespaceChange> = BTreeMap::new();
     // Cluster-scoped changes go to every open namespace stream.
     let all: Vec<String> = streams.by_namespace.keys().cloned().collect();
@@ -462,6 +628,8 @@ fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
     };
     for delta in deltas {
         match delta {
+            // Which namespaces exist is no part of any snapshot.
+            Delta::Upsert(o) | Delta::Delete(o) if o.kind == ObjectKind::Namespace => {}
             Delta::Upsert(o) => {
                 for ns in targets(&o.namespace) {
                     changes
@@ -507,25 +675,9 @@ fn publish_changes(streams: &mut Streams, deltas: &[Delta], born: Instant) {
             Delta::WatchInterrupted { .. } => {}
         }
     }
-    for (namespace, change) in changes {
-        // Only namespaces someone has subscribed to keep a stream; a later
-        // subscriber starts from a snapshot anyway.
-        let Some(stream) = streams.by_namespace.get_mut(&namespace) else {
-            continue;
-        };
-        streams.last_id += 1;
-        let id = streams.last_id;
-        let frame = Frame {
-            id,
-            bytes: encode_event(Some(id), "change", &change.to_json()),
-            born,
-        };
-        stream.ring.push_back(frame.clone());
-        while stream.ring.len() > RING_FRAMES {
-            if let Some(evicted) = stream.ring.pop_front() {
-                stream.floor = evicted.id;
-            }
-        }
-        let _ = stream.tx.send(frame);
-    }
+    changes
 }
+
+#[cfg(test)]
+#[path = "hub_tests.rs"]
+mod tests;

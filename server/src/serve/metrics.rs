@@ -9,10 +9,21 @@ use std::time::Duration;
 
 use classify_wasm::{CauseKind, Observation, State};
 
+use super::store::{CaptureEvictions, Store};
+
 /// Upper bounds (seconds) of the event-to-send latency histogram.
 const LATENCY_BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 ];
+
+/// The bound a replay ring evicted a frame for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingBound {
+    /// More frames than the ring keeps.
+    Frames,
+    /// More bytes than the ring keeps (or one frame larger than all of it).
+    Bytes,
+}
 
 /// Every metric the server exports.
 #[derive(Debug, Default)]
@@ -22,6 +33,14 @@ pub struct Metrics {
     pub watch_restarts: AtomicU64,
     /// Captured pods held now.
     pub captured_pods: AtomicU64,
+    /// Bytes of the captured pods held now.
+    pub captured_bytes: AtomicU64,
+    /// Captured pods evicted, by bound (copied from the store).
+    capture_evictions: Mutex<CaptureEvictions>,
+    /// Replay frames evicted past the frame bound.
+    replay_evicted_frames: AtomicU64,
+    /// Replay frames evicted past the byte bound.
+    replay_evicted_bytes: AtomicU64,
     /// Open SSE streams.
     pub sse_clients: AtomicU64,
     /// SSE streams refused because the cap was reached.
@@ -47,6 +66,29 @@ impl Metrics {
             *counts.entry((o.state, o.cause.kind)).or_default() += 1;
         }
         counts.retain(|_, n| *n != 0);
+    }
+
+    /// Copies the store's counters and gauges.
+    pub fn record_store(&self, store: &Store) {
+        self.watch_restarts
+            .store(store.watch_restarts(), Ordering::Relaxed);
+        self.captured_pods
+            .store(store.captured_count() as u64, Ordering::Relaxed);
+        self.captured_bytes
+            .store(store.captured_bytes() as u64, Ordering::Relaxed);
+        *self
+            .capture_evictions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = store.capture_evictions();
+    }
+
+    /// Counts frames a replay ring evicted.
+    pub fn count_replay_evictions(&self, bound: RingBound, frames: usize) {
+        let counter = match bound {
+            RingBound::Frames => &self.replay_evicted_frames,
+            RingBound::Bytes => &self.replay_evicted_bytes,
+        };
+        counter.fetch_add(frames as u64, Ordering::Relaxed);
     }
 
     /// Records the time from a watch event's arrival to its SSE send.
@@ -92,6 +134,12 @@ impl Metrics {
                 &self.captured_pods,
             ),
             (
+                "dispatch_dash_captured_pod_bytes",
+                "gauge",
+                "Bytes held by captured pods.",
+                &self.captured_bytes,
+            ),
+            (
                 "dispatch_dash_sse_clients",
                 "gauge",
                 "Open server-sent event streams.",
@@ -113,6 +161,38 @@ impl Metrics {
         for (name, kind, help, value) in simple {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             let _ = writeln!(out, "{name} {}", value.load(Ordering::Relaxed));
+        }
+        let evictions = *self
+            .capture_evictions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let name = "dispatch_dash_captured_pods_evicted_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Captured pods evicted (or not kept) to stay within a bound.\n# TYPE {name} counter"
+        );
+        for (bound, n) in [
+            ("trainjob_pods", evictions.trainjob_pods),
+            ("trainjob_bytes", evictions.trainjob_bytes),
+            ("total_pods", evictions.total_pods),
+            ("total_bytes", evictions.total_bytes),
+        ] {
+            let _ = writeln!(out, "{name}{{bound=\"{bound}\"}} {n}");
+        }
+        let name = "dispatch_dash_replay_frames_evicted_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Change frames dropped from a namespace's replay ring to stay within a bound.\n# TYPE {name} counter"
+        );
+        for (bound, counter) in [
+            ("frames", &self.replay_evicted_frames),
+            ("bytes", &self.replay_evicted_bytes),
+        ] {
+            let _ = writeln!(
+                out,
+                "{name}{{bound=\"{bound}\"}} {}",
+                counter.load(Ordering::Relaxed)
+            );
         }
         let name = "dispatch_dash_event_to_send_seconds";
         let _ = writeln!(
@@ -153,5 +233,17 @@ mod tests {
         assert!(text.contains("dispatch_dash_event_to_send_seconds_bucket{le=\"0.005\"} 1"));
         assert!(text.contains("dispatch_dash_event_to_send_seconds_bucket{le=\"0.5\"} 2"));
         assert!(text.contains("dispatch_dash_event_to_send_seconds_count 2"));
+    }
+
+    #[test]
+    fn evictions_are_counted_by_bound() {
+        let metrics = Metrics::default();
+        metrics.count_replay_evictions(RingBound::Bytes, 2);
+        metrics.count_replay_evictions(RingBound::Frames, 1);
+        let text = metrics.render();
+        assert!(text.contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 2"));
+        assert!(text.contains("dispatch_dash_replay_frames_evicted_total{bound=\"frames\"} 1"));
+        assert!(text.contains("dispatch_dash_captured_pods_evicted_total{bound=\"total_bytes\"} 0"));
+        assert!(text.contains("# TYPE dispatch_dash_captured_pods_evicted_total counter"));
     }
 }

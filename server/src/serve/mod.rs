@@ -22,7 +22,9 @@
 //!
 //! Every `/api` route answers JSON (or SSE), and requires
 //! `Authorization: Bearer <token>` when a token is configured. Errors are
-//! `{"error": "<message>"}` with a 4xx/5xx status.
+//! `{"error": "<message>"}` with a 4xx/5xx status. A namespace that is not
+//! watched, or (with `--all-namespaces`) has no Namespace object, is 404 on
+//! every `{ns}` route.
 //!
 //! - `GET /api/v1/namespaces` → `{"namespaces":[..],"allNamespaces":bool,
 //!   "mode":"plain"|"kueue","nodesReadable":bool,"apiVersions":{kind:
@@ -81,8 +83,9 @@
 //! - Comments (`: keep-alive`) every 15 s on an idle stream.
 //!
 //! Reconnecting with `Last-Event-ID: <id>` replays the missed `change`
-//! events when the server still holds them (the last 1024 per namespace),
-//! else starts with a fresh `snapshot`. Ids start from the server's start
+//! events when the server still holds them (the last 1024 per namespace,
+//! and no more than `--max-replay-bytes` of them), else starts with a fresh
+//! `snapshot`. Ids start from the server's start
 //! time in microseconds, so an id from an earlier server process is never
 //! mistaken for a recent one. A client that falls more than 256 events
 //! behind is disconnected; it reconnects with `Last-Event-ID`.
@@ -271,6 +274,17 @@ pub struct ServeArgs {
     /// The most captured (deleted) pods kept in all.
     #[arg(long, default_value_t = 50_000)]
     pub max_captured_pods: usize,
+    /// The most bytes of captured pods kept in all (a number, or with a
+    /// Ki, Mi or Gi suffix).
+    #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes: usize,
+    /// The most bytes of captured pods kept per TrainJob.
+    #[arg(long, default_value = "16Mi", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes_per_trainjob: usize,
+    /// The most bytes of `change` events each namespace keeps for
+    /// `Last-Event-ID` resumes.
+    #[arg(long, default_value = "64Mi", value_parser = store::parse_byte_size)]
+    pub max_replay_bytes: usize,
     /// Run against an embedded, simulated cluster (also the default when no
     /// kubeconfig is found).
     #[arg(long)]
@@ -695,6 +709,9 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         max_sse_clients: args.max_sse_clients,
         limits: StoreLimits {
             captured_total: args.max_captured_pods,
+            captured_bytes_total: args.max_captured_bytes,
+            captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
+            replay_bytes_per_namespace: args.max_replay_bytes,
             ..StoreLimits::default()
         },
         http: HttpSettings {

@@ -30,10 +30,15 @@ pub enum ObjectKind {
     Pod,
     /// core/v1 Node (cluster-scoped).
     Node,
+    /// core/v1 Namespace (cluster-scoped), watched only with
+    /// `--all-namespaces`, so the set of namespaces served is the cluster's
+    /// and not guessed from the objects seen. Never part of a snapshot.
+    Namespace,
 }
 
 impl ObjectKind {
-    /// Every kind, in the order a snapshot lists them.
+    /// Every kind a snapshot holds, in the order it lists them (not
+    /// [`ObjectKind::Namespace`], which only says which namespaces exist).
     pub const ALL: [ObjectKind; 6] = [
         ObjectKind::TrainJob,
         ObjectKind::JobSet,
@@ -52,6 +57,7 @@ impl ObjectKind {
             ObjectKind::TrainingRuntime => "TrainingRuntime",
             ObjectKind::Pod => "Pod",
             ObjectKind::Node => "Node",
+            ObjectKind::Namespace => "Namespace",
         }
     }
 
@@ -62,7 +68,7 @@ impl ObjectKind {
             ObjectKind::TrainJob | ObjectKind::TrainingRuntime => "trainer.kubeflow.org/v1alpha1",
             ObjectKind::JobSet => "jobset.x-k8s.io/v1alpha2",
             ObjectKind::Workload => "kueue.x-k8s.io/v1beta2",
-            ObjectKind::Pod | ObjectKind::Node => "v1",
+            ObjectKind::Pod | ObjectKind::Node | ObjectKind::Namespace => "v1",
         }
     }
 
@@ -91,6 +97,7 @@ impl ObjectKind {
             ObjectKind::TrainingRuntime => "trainingruntimes",
             ObjectKind::Pod => "pods",
             ObjectKind::Node => "nodes",
+            ObjectKind::Namespace => "namespaces",
         }
     }
 
@@ -105,7 +112,7 @@ impl ObjectKind {
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        self != ObjectKind::Node
+        !matches!(self, ObjectKind::Node | ObjectKind::Namespace)
     }
 }
 
@@ -205,7 +212,13 @@ pub fn project_at(kind: ObjectKind, api_version: &str, object: &Value) -> Option
     out.insert("apiVersion".into(), Value::from(api_version));
     out.insert("kind".into(), Value::from(kind.name()));
     let meta = object.get("metadata").unwrap_or(&Value::Null);
-    out.insert("metadata".into(), Value::Object(project_metadata(meta)));
+    let meta_out = if kind == ObjectKind::Namespace {
+        // Only its existence matters: no labels, no annotations.
+        pick_strings(meta, &["name", "uid"])
+    } else {
+        project_metadata(meta)
+    };
+    out.insert("metadata".into(), Value::Object(meta_out));
     let spec = object.get("spec").unwrap_or(&Value::Null);
     let status = object.get("status").unwrap_or(&Value::Null);
     let mut spec_out = Map::new();
@@ -228,7 +241,7 @@ pub fn project_at(kind: ObjectKind, api_version: &str, object: &Value) -> Option
                 status_out.insert("admissionChecks".into(), Value::Array(checks));
             }
         }
-        ObjectKind::TrainingRuntime => {}
+        ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
         ObjectKind::Node => copy_conditions(status, &mut status_out),
         ObjectKind::Pod => {
             copy_string(spec, "nodeName", &mut spec_out);
@@ -509,6 +522,30 @@ mod tests {
             classify_wasm::Options::default(),
         );
         assert!(observations.is_ok(), "the projection is valid engine input");
+    }
+
+    #[test]
+    fn a_namespace_keeps_only_its_name_and_uid() {
+        let ns = json!({"metadata": {"name": "team-b", "uid": "n1", "namespace": "x",
+            "labels": {"kubernetes.io/metadata.name": "team-b"},
+            "annotations": {"dispatch.phpboyscout.uk/hold-instance": "h"}},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+        let stored = project(ObjectKind::Namespace, &ns).expect("stored");
+        assert_eq!(
+            stored.value(),
+            json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "team-b", "uid": "n1"}})
+        );
+        assert_eq!(
+            (stored.namespace.as_str(), stored.name.as_str()),
+            ("", "team-b")
+        );
+        assert!(!ObjectKind::ALL.contains(&ObjectKind::Namespace));
+        assert_eq!(
+            ObjectKind::parse("namespaces"),
+            None,
+            "not an inspectable kind"
+        );
     }
 
     #[test]

@@ -8,6 +8,18 @@
 //! and says what changed as [`Delta`]s. Nothing here does IO, so every rule
 //! (capture, the caps, re-lists after a gap, orphans across time) is unit
 //! tested without a cluster.
+//!
+//! Every collection that grows with the cluster's history is bounded twice,
+//! by count and by bytes ([`StoreLimits`]): a pod's kept annotations and
+//! messages can be of any length, so a count alone bounds nothing. The
+//! oldest entries go first, and [`CaptureEvictions`] counts them by the
+//! bound that made them go.
+//!
+//! With `--all-namespaces` the Namespace objects are stored too (name and
+//! UID only), so the set of namespaces served is the cluster's
+//! ([`Store::knows_namespace`]). Until they have been listed, or when
+//! listing them is forbidden, it falls back to the namespaces objects are
+//! seen in.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -22,6 +34,8 @@ pub type JobKey = (String, String);
 
 /// How many captured pods are kept per TrainJob (section 12).
 pub const CAPTURED_PER_TRAINJOB: usize = 256;
+
+const MIB: usize = 1024 * 1024;
 
 /// What a watch loop saw, for one kind in one scope.
 #[derive(Debug, Clone)]
@@ -67,6 +81,19 @@ pub struct CapturedPod {
     /// The pod vanished while the watch was down: this is its last state the
     /// server saw, not the state it was deleted in.
     pub across_gap: bool,
+}
+
+impl CapturedPod {
+    /// Bytes this entry holds, approximately: the pod (counted whole for
+    /// each TrainJob it is kept for, though it is shared), the strings and
+    /// the bookkeeping of the store's queues and order map.
+    pub fn heap_bytes(&self) -> usize {
+        self.pod.heap_bytes()
+            + self.trainjob_uid.capacity()
+            + self.namespace.capacity()
+            + std::mem::size_of::<Self>()
+            + 96
+    }
 }
 
 /// What an applied event changed.
@@ -135,7 +162,7 @@ pub fn own_job(object: &StoredObject) -> Option<String> {
     let name = match object.kind {
         ObjectKind::TrainJob | ObjectKind::JobSet | ObjectKind::TrainingRuntime => &object.name,
         ObjectKind::Pod => object.jobset_name.as_ref().unwrap_or(&object.name),
-        ObjectKind::Workload | ObjectKind::Node => return None,
+        ObjectKind::Workload | ObjectKind::Node | ObjectKind::Namespace => return None,
     };
     let submission = match object.kind {
         ObjectKind::TrainJob | ObjectKind::Pod => object.submission.as_deref(),
@@ -156,13 +183,26 @@ pub fn selects(trainjob: &StoredObject, pod: &StoredObject) -> bool {
     by_labels || pod.jobset_name.as_deref() == Some(trainjob.name.as_str())
 }
 
-/// Tunables of a [`Store`].
-#[derive(Debug, Clone, Copy)]
+/// The memory bounds of a [`Store`] and of the hub's replay rings.
+///
+/// The byte defaults sit far above what ordinary objects weigh, so in
+/// practice the counts bind: a projected pod weighs about 1.3 KB, so 256
+/// captured pods of one TrainJob weigh about 0.35 MB and 50,000 in all
+/// about 65 MB. The byte bounds bind only when pods carry long annotation
+/// values or messages (Kubernetes allows 256 KiB of annotations per object).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreLimits {
     /// Captured pods kept per TrainJob.
     pub captured_per_trainjob: usize,
     /// Captured pods kept in all; the oldest go first.
     pub captured_total: usize,
+    /// Bytes of captured pods kept per TrainJob; the oldest go first.
+    pub captured_bytes_per_trainjob: usize,
+    /// Bytes of captured pods kept in all; the oldest go first.
+    pub captured_bytes_total: usize,
+    /// Bytes of `change` frames each namespace keeps for `Last-Event-ID`
+    /// resumes (read by the hub; the frame count bound is fixed).
+    pub replay_bytes_per_namespace: usize,
 }
 
 impl Default for StoreLimits {
@@ -170,8 +210,68 @@ impl Default for StoreLimits {
         StoreLimits {
             captured_per_trainjob: CAPTURED_PER_TRAINJOB,
             captured_total: 50_000,
+            captured_bytes_per_trainjob: 16 * MIB,
+            captured_bytes_total: 256 * MIB,
+            replay_bytes_per_namespace: 64 * MIB,
         }
     }
+}
+
+/// Captured pods evicted to stay within a bound, by bound, since the start.
+/// A pod larger than a whole byte budget is not kept, and counts under
+/// that bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureEvictions {
+    /// Past `captured_per_trainjob`.
+    pub trainjob_pods: u64,
+    /// Past `captured_bytes_per_trainjob`.
+    pub trainjob_bytes: u64,
+    /// Past `captured_total`.
+    pub total_pods: u64,
+    /// Past `captured_bytes_total`.
+    pub total_bytes: u64,
+}
+
+/// A byte size that is not a whole number with an optional binary suffix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected a byte size such as 65536, 512Ki, 64Mi or 1Gi")]
+pub struct ByteSizeError;
+
+/// Reads a byte size: a whole number of bytes, optionally with a binary
+/// suffix `Ki`, `Mi` or `Gi` (as Kubernetes quantities write them).
+pub fn parse_byte_size(text: &str) -> Result<usize, ByteSizeError> {
+    let text = text.trim();
+    let (digits, multiplier) = [("Ki", 1usize << 10), ("Mi", 1 << 20), ("Gi", 1 << 30)]
+        .into_iter()
+        .find_map(|(suffix, m)| text.strip_suffix(suffix).map(|d| (d, m)))
+        .unwrap_or((text, 1));
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ByteSizeError);
+    }
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .ok_or(ByteSizeError)
+}
+
+/// Whether the Namespace objects are known (`--all-namespaces` only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceList {
+    /// Not listed yet (or not watched at all).
+    Pending,
+    /// Listed: the stored Namespace objects are the namespaces that exist.
+    Listed,
+    /// Listing them is forbidden.
+    Forbidden,
+}
+
+/// One TrainJob's captured pods, oldest first, and what they weigh.
+#[derive(Debug, Default)]
+struct CapturedQueue {
+    /// `(capture sequence number, entry, its bytes)`.
+    entries: VecDeque<(u64, Arc<CapturedPod>, usize)>,
+    bytes: usize,
 }
 
 /// The server's memory of the cluster. See the module docs.
@@ -184,10 +284,15 @@ pub struct Store {
     /// Scopes whose first list has completed.
     synced: HashSet<(ObjectKind, Option<String>)>,
     /// Captured pods by TrainJob UID, oldest first.
-    captured: HashMap<String, VecDeque<(u64, Arc<CapturedPod>)>>,
-    /// Every captured pod by capture order, for the global cap.
-    capture_order: BTreeMap<u64, (String, String)>,
+    captured: HashMap<String, CapturedQueue>,
+    /// The TrainJob UID of every captured pod by capture order, for the
+    /// global caps.
+    capture_order: BTreeMap<u64, String>,
     next_capture: u64,
+    /// Bytes of every captured pod.
+    captured_bytes: usize,
+    capture_evictions: CaptureEvictions,
+    namespace_list: NamespaceList,
     /// The TrainJob UID each pod (by UID) belonged to when the server first
     /// saw it read for one. A pod whose TrainJob is gone stays an orphan.
     pod_owner: HashMap<String, String>,
@@ -211,6 +316,9 @@ impl Store {
             captured: HashMap::new(),
             capture_order: BTreeMap::new(),
             next_capture: 0,
+            captured_bytes: 0,
+            capture_evictions: CaptureEvictions::default(),
+            namespace_list: NamespaceList::Pending,
             pod_owner: HashMap::new(),
             trainjobs_by_uid: HashMap::new(),
             index: Index::default(),
@@ -254,6 +362,9 @@ impl Store {
                     self.upsert(object, &mut deltas);
                 }
                 self.synced.insert(scope_key);
+                if event.kind == ObjectKind::Namespace {
+                    self.namespace_list = NamespaceList::Listed;
+                }
                 if event.kind == ObjectKind::Node && !self.nodes_readable {
                     self.nodes_readable = true;
                     deltas.push(Delta::NodesReadable(true));
@@ -276,6 +387,19 @@ impl Store {
                 // A scope that cannot be listed counts as synced: readiness
                 // must not wait for a permission that will not come.
                 self.synced.insert(scope_key);
+                if event.kind == ObjectKind::Namespace {
+                    // Fall back to the namespaces objects are seen in; the
+                    // Namespaces read before are stale now.
+                    self.namespace_list = NamespaceList::Forbidden;
+                    let keys: Vec<ObjectKey> = self
+                        .objects
+                        .get(&ObjectKind::Namespace)
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default();
+                    for key in keys {
+                        self.remove(ObjectKind::Namespace, &key, None, false, &mut deltas);
+                    }
+                }
                 if event.kind == ObjectKind::Node && self.nodes_readable {
                     self.nodes_readable = false;
                     deltas.push(Delta::NodesReadable(false));
@@ -312,6 +436,67 @@ impl Store {
     /// How many captured pods are held.
     pub fn captured_count(&self) -> usize {
         self.capture_order.len()
+    }
+
+    /// Bytes of the captured pods held (see [`CapturedPod::heap_bytes`]).
+    pub fn captured_bytes(&self) -> usize {
+        self.captured_bytes
+    }
+
+    /// Captured pods evicted since the start, by bound.
+    pub fn capture_evictions(&self) -> CaptureEvictions {
+        self.capture_evictions
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> StoreLimits {
+        self.limits
+    }
+
+    /// Whether the Namespace objects have been listed, or are forbidden.
+    pub fn namespace_list(&self) -> NamespaceList {
+        self.namespace_list
+    }
+
+    /// Whether `namespace` exists as far as the server knows: a listed
+    /// Namespace object, or (before they are listed, or when listing them
+    /// is forbidden) an object stored in it. Costs a few map lookups and
+    /// allocates nothing.
+    pub fn knows_namespace(&self, namespace: &str) -> bool {
+        match self.namespace_list {
+            NamespaceList::Listed => self
+                .objects
+                .get(&ObjectKind::Namespace)
+                .is_some_and(|m| m.contains_key(&(String::new(), namespace.to_string()))),
+            NamespaceList::Pending | NamespaceList::Forbidden => self.holds_objects_in(namespace),
+        }
+    }
+
+    /// The namespaces that exist as far as the server knows (see
+    /// [`Store::knows_namespace`]).
+    pub fn known_namespaces(&self) -> BTreeSet<String> {
+        match self.namespace_list {
+            NamespaceList::Listed => self
+                .objects
+                .get(&ObjectKind::Namespace)
+                .into_iter()
+                .flat_map(|m| m.values().map(|o| o.name.clone()))
+                .collect(),
+            NamespaceList::Pending | NamespaceList::Forbidden => self.namespaces(),
+        }
+    }
+
+    /// Whether any namespaced object is stored in `namespace`.
+    pub fn holds_objects_in(&self, namespace: &str) -> bool {
+        let start = (namespace.to_string(), String::new());
+        self.objects
+            .iter()
+            .filter(|(kind, _)| kind.namespaced())
+            .any(|(_, m)| {
+                m.range(start.clone()..)
+                    .next()
+                    .is_some_and(|((ns, _), _)| ns == namespace)
+            })
     }
 
     /// The jobs whose observations may have changed since the last call.
@@ -355,7 +540,7 @@ impl Store {
         self.captured
             .get(trainjob_uid)
             .into_iter()
-            .flat_map(|q| q.iter().map(|(_, c)| c))
+            .flat_map(|q| q.entries.iter().map(|(_, c, _)| c))
     }
 
     /// Every captured pod whose TrainJob is in `namespace`.
@@ -365,7 +550,7 @@ impl Store {
     ) -> impl Iterator<Item = &'s Arc<CapturedPod>> + 's {
         self.captured
             .values()
-            .flat_map(|q| q.iter().map(|(_, c)| c))
+            .flat_map(|q| q.entries.iter().map(|(_, c, _)| c))
             .filter(move |c| c.namespace == namespace)
     }
 
@@ -557,7 +742,8 @@ impl Store {
     /// Drops the evidence of a TrainJob that is gone.
     fn trainjob_gone(&mut self, trainjob: &StoredObject, deltas: &mut Vec<Delta>) {
         if let Some(queue) = self.captured.remove(&trainjob.uid) {
-            for (seq, captured) in queue {
+            self.captured_bytes -= queue.bytes;
+            for (seq, captured, _) in queue.entries {
                 self.capture_order.remove(&seq);
                 deltas.push(Delta::CapturedDropped {
                     namespace: captured.namespace.clone(),
@@ -593,30 +779,58 @@ impl Store {
                 pod: pod.clone(),
                 across_gap,
             });
+            // The same pod captured twice (deleted, re-listed) is kept once.
+            let replaced = self.forget_captured(&trainjob_uid, &pod.uid);
+            let bytes = captured.heap_bytes();
+            let oversize = if bytes > self.limits.captured_bytes_per_trainjob {
+                Some(&mut self.capture_evictions.trainjob_bytes)
+            } else if bytes > self.limits.captured_bytes_total {
+                Some(&mut self.capture_evictions.total_bytes)
+            } else {
+                None
+            };
+            if let Some(counter) = oversize {
+                // Keeping it would evict everything else and still not fit.
+                *counter += 1;
+                if replaced {
+                    deltas.push(Delta::CapturedDropped {
+                        namespace: captured.namespace.clone(),
+                        trainjob_uid: trainjob_uid.clone(),
+                        pod_uid: pod.uid.clone(),
+                    });
+                }
+                self.mark_trainjob(&trainjob_uid);
+                continue;
+            }
             let seq = self.next_capture;
             self.next_capture += 1;
             let queue = self.captured.entry(trainjob_uid.clone()).or_default();
-            // The same pod captured twice (deleted, re-listed) is kept once.
-            if let Some(at) = queue.iter().position(|(_, c)| c.pod.uid == pod.uid) {
-                if let Some((old_seq, _)) = queue.remove(at) {
-                    self.capture_order.remove(&old_seq);
-                }
-            }
-            queue.push_back((seq, captured.clone()));
-            self.capture_order
-                .insert(seq, (trainjob_uid.clone(), pod.uid.clone()));
+            queue.entries.push_back((seq, captured.clone(), bytes));
+            queue.bytes += bytes;
+            self.captured_bytes += bytes;
+            self.capture_order.insert(seq, trainjob_uid.clone());
             deltas.push(Delta::Captured(captured));
-            while self
-                .captured
-                .get(&trainjob_uid)
-                .is_some_and(|q| q.len() > self.limits.captured_per_trainjob)
-            {
+            while let Some(queue) = self.captured.get(&trainjob_uid) {
+                if queue.entries.len() > self.limits.captured_per_trainjob {
+                    self.capture_evictions.trainjob_pods += 1;
+                } else if queue.bytes > self.limits.captured_bytes_per_trainjob {
+                    self.capture_evictions.trainjob_bytes += 1;
+                } else {
+                    break;
+                }
                 self.drop_oldest_of(&trainjob_uid, deltas);
             }
             self.mark_trainjob(&trainjob_uid);
         }
-        while self.capture_order.len() > self.limits.captured_total {
-            let Some((_, (trainjob_uid, _))) = self.capture_order.first_key_value() else {
+        loop {
+            if self.capture_order.len() > self.limits.captured_total {
+                self.capture_evictions.total_pods += 1;
+            } else if self.captured_bytes > self.limits.captured_bytes_total {
+                self.capture_evictions.total_bytes += 1;
+            } else {
+                break;
+            }
+            let Some((_, trainjob_uid)) = self.capture_order.first_key_value() else {
                 break;
             };
             let trainjob_uid = trainjob_uid.clone();
@@ -625,11 +839,37 @@ impl Store {
         }
     }
 
+    /// Removes the entry of `pod_uid` from a TrainJob's captured pods, if
+    /// any, without a delta (the caller replaces or reports it).
+    fn forget_captured(&mut self, trainjob_uid: &str, pod_uid: &str) -> bool {
+        let Some(queue) = self.captured.get_mut(trainjob_uid) else {
+            return false;
+        };
+        let Some(at) = queue
+            .entries
+            .iter()
+            .position(|(_, c, _)| c.pod.uid == pod_uid)
+        else {
+            return false;
+        };
+        if let Some((seq, _, bytes)) = queue.entries.remove(at) {
+            queue.bytes -= bytes;
+            self.captured_bytes -= bytes;
+            self.capture_order.remove(&seq);
+        }
+        if queue.entries.is_empty() {
+            self.captured.remove(trainjob_uid);
+        }
+        true
+    }
+
     fn drop_oldest_of(&mut self, trainjob_uid: &str, deltas: &mut Vec<Delta>) {
         let Some(queue) = self.captured.get_mut(trainjob_uid) else {
             return;
         };
-        if let Some((seq, dropped)) = queue.pop_front() {
+        if let Some((seq, dropped, bytes)) = queue.entries.pop_front() {
+            queue.bytes -= bytes;
+            self.captured_bytes -= bytes;
             self.capture_order.remove(&seq);
             deltas.push(Delta::CapturedDropped {
                 namespace: dropped.namespace.clone(),
@@ -637,7 +877,7 @@ impl Store {
                 pod_uid: dropped.pod.uid.clone(),
             });
         }
-        if queue.is_empty() {
+        if queue.entries.is_empty() {
             self.captured.remove(trainjob_uid);
         }
     }
@@ -719,7 +959,7 @@ impl Store {
                     }
                 }
             }
-            ObjectKind::TrainingRuntime => {}
+            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
         }
         jobs
     }

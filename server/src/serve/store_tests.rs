@@ -32,15 +32,54 @@ fn trainjob(name: &str, uid: &str, failed: bool) -> StoredObject {
 }
 
 fn pod(trainjob: &str, name: &str, uid: &str, exit_code: i64) -> StoredObject {
+    project(ObjectKind::Pod, &pod_value(trainjob, name, uid, exit_code)).expect("stored")
+}
+
+/// A pod whose hold-instance annotation (a key the projection keeps) is
+/// `bytes` long, so the bytes really are stored.
+fn big_pod(trainjob: &str, name: &str, uid: &str, bytes: usize) -> StoredObject {
+    let mut value = pod_value(trainjob, name, uid, 1);
+    value["metadata"]["annotations"][classify_wasm::keys::HOLD_INSTANCE] =
+        Value::from("h".repeat(bytes));
+    let stored = project(ObjectKind::Pod, &value).expect("stored");
+    assert!(stored.json.len() > bytes, "the annotation is kept");
+    stored
+}
+
+fn pod_value(trainjob: &str, name: &str, uid: &str, exit_code: i64) -> Value {
     let (job, sub) = trainjob.rsplit_once('-').unwrap_or((trainjob, ""));
-    let value: Value = json!({"metadata": {"name": name, "namespace": "team-a", "uid": uid,
+    json!({"metadata": {"name": name, "namespace": "team-a", "uid": uid,
         "labels": {"dispatch.phpboyscout.uk/job-id": job, "dispatch.phpboyscout.uk/submission": sub,
             "jobset.sigs.k8s.io/jobset-name": trainjob, "jobset.sigs.k8s.io/restart-attempt": "0"},
         "annotations": {"dispatch.phpboyscout.uk/admission": "1"}},
         "status": {"phase": "Failed", "containerStatuses": [{"name": "node", "state": {"terminated":
-            {"exitCode": exit_code, "reason": "Error", "finishedAt": "2024-01-01T00:00:00Z"}}}]}});
-    project(ObjectKind::Pod, &value).expect("stored")
+            {"exitCode": exit_code, "reason": "Error", "finishedAt": "2024-01-01T00:00:00Z"}}}]}})
 }
+
+fn namespace(name: &str) -> StoredObject {
+    project(
+        ObjectKind::Namespace,
+        &json!({"metadata": {"name": name, "uid": format!("ns-{name}")}}),
+    )
+    .expect("stored")
+}
+
+/// Creates and deletes each pod, so each is captured.
+fn capture_all(store: &mut Store, pods: impl IntoIterator<Item = StoredObject>) {
+    for p in pods {
+        store.apply(event(ObjectKind::Pod, EventBody::Upserted(p.clone())));
+        store.apply(event(ObjectKind::Pod, EventBody::Deleted(p)));
+    }
+}
+
+fn kept_of(store: &Store, trainjob_uid: &str) -> Vec<String> {
+    store
+        .captured_for(trainjob_uid)
+        .map(|c| c.pod.uid.clone())
+        .collect()
+}
+
+const KB_250: usize = 250 * 1024;
 
 fn listed(store: &mut Store, kind: ObjectKind, objects: Vec<StoredObject>) -> Vec<Delta> {
     let mut deltas = store.apply(event(kind, EventBody::ListStarted));
@@ -98,6 +137,7 @@ fn captures_are_capped_per_trainjob_and_in_all() {
     let mut store = Store::new(StoreLimits {
         captured_per_trainjob: 3,
         captured_total: 4,
+        ..StoreLimits::default()
     });
     listed(
         &mut store,
@@ -125,6 +165,243 @@ fn captures_are_capped_per_trainjob_and_in_all() {
         .map(|c| c.pod.uid.as_str())
         .collect();
     assert_eq!(kept, ["au3", "au4"], "the oldest in all go first");
+    assert_eq!(
+        store.capture_evictions(),
+        CaptureEvictions {
+            trainjob_pods: 2,
+            total_pods: 1,
+            ..CaptureEvictions::default()
+        }
+    );
+}
+
+#[test]
+fn captured_pods_with_250_kb_annotations_are_bounded_by_bytes_per_trainjob() {
+    let one = big_pod("a-s1", "x", "x", KB_250).heap_bytes();
+    let mut store = Store::new(StoreLimits {
+        // Room for three such pods, not four; the count bound is far away.
+        captured_bytes_per_trainjob: 3 * one + one / 2,
+        ..StoreLimits::default()
+    });
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false)],
+    );
+    capture_all(
+        &mut store,
+        (0..5).map(|i| big_pod("a-s1", &format!("a{i}"), &format!("au{i}"), KB_250)),
+    );
+    assert_eq!(
+        kept_of(&store, "ta"),
+        ["au2", "au3", "au4"],
+        "the oldest go"
+    );
+    assert!(store.captured_bytes() <= 3 * one + one / 2);
+    assert!(
+        store.captured_bytes() > 3 * KB_250,
+        "the annotations are held"
+    );
+    assert_eq!(store.capture_evictions().trainjob_bytes, 2);
+    let snapshot = view::namespace_snapshot(&store, PLAIN, "team-a");
+    assert!(snapshot.len() > 3 * KB_250, "the snapshot carries them");
+}
+
+#[test]
+fn captured_pods_with_250_kb_annotations_are_bounded_by_bytes_in_all() {
+    let one = big_pod("a-s1", "x", "x", KB_250).heap_bytes();
+    let mut store = Store::new(StoreLimits {
+        captured_bytes_total: 3 * one + one / 2,
+        ..StoreLimits::default()
+    });
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false), trainjob("b-s1", "tb", false)],
+    );
+    capture_all(
+        &mut store,
+        (0..2).map(|i| big_pod("a-s1", &format!("a{i}"), &format!("au{i}"), KB_250)),
+    );
+    capture_all(
+        &mut store,
+        (0..2).map(|i| big_pod("b-s1", &format!("b{i}"), &format!("bu{i}"), KB_250)),
+    );
+    assert_eq!(kept_of(&store, "ta"), ["au1"], "the oldest in all goes");
+    assert_eq!(kept_of(&store, "tb"), ["bu0", "bu1"]);
+    assert_eq!(store.captured_count(), 3);
+    assert_eq!(
+        store.capture_evictions(),
+        CaptureEvictions {
+            total_bytes: 1,
+            ..CaptureEvictions::default()
+        }
+    );
+    // Deleting a TrainJob gives its bytes back.
+    store.apply(event(
+        ObjectKind::TrainJob,
+        EventBody::Deleted(trainjob("b-s1", "tb", false)),
+    ));
+    assert_eq!(store.captured_count(), 1);
+    assert!(store.captured_bytes() < 2 * one);
+    capture_all(&mut store, [big_pod("a-s1", "a9", "au9", KB_250)]);
+    assert_eq!(kept_of(&store, "ta"), ["au1", "au9"], "room again");
+}
+
+#[test]
+fn the_count_bounds_still_hold_for_big_pods() {
+    let mut store = Store::new(StoreLimits {
+        captured_per_trainjob: 2,
+        captured_total: 3,
+        ..StoreLimits::default()
+    });
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false), trainjob("b-s1", "tb", false)],
+    );
+    capture_all(
+        &mut store,
+        (0..3).map(|i| big_pod("a-s1", &format!("a{i}"), &format!("au{i}"), KB_250)),
+    );
+    capture_all(
+        &mut store,
+        (0..2).map(|i| big_pod("b-s1", &format!("b{i}"), &format!("bu{i}"), KB_250)),
+    );
+    assert_eq!(kept_of(&store, "ta"), ["au2"]);
+    assert_eq!(kept_of(&store, "tb"), ["bu0", "bu1"]);
+    let evictions = store.capture_evictions();
+    assert_eq!((evictions.trainjob_pods, evictions.total_pods), (1, 1));
+    assert_eq!((evictions.trainjob_bytes, evictions.total_bytes), (0, 0));
+}
+
+#[test]
+fn a_pod_larger_than_a_whole_byte_budget_is_not_kept_and_is_counted() {
+    let mut store = Store::new(StoreLimits {
+        captured_bytes_per_trainjob: 100 * 1024,
+        ..StoreLimits::default()
+    });
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false)],
+    );
+    capture_all(&mut store, [pod("a-s1", "small", "su", 1)]);
+    let p = big_pod("a-s1", "big", "bu", KB_250);
+    store.apply(event(ObjectKind::Pod, EventBody::Upserted(p.clone())));
+    let deltas = store.apply(event(ObjectKind::Pod, EventBody::Deleted(p)));
+    assert!(!deltas.iter().any(|d| matches!(d, Delta::Captured(_))));
+    assert!(
+        !deltas
+            .iter()
+            .any(|d| matches!(d, Delta::CapturedDropped { .. })),
+        "the small one stays: nothing was evicted for the big one"
+    );
+    assert_eq!(kept_of(&store, "ta"), ["su"]);
+    assert_eq!(store.capture_evictions().trainjob_bytes, 1);
+
+    let mut store = Store::new(StoreLimits {
+        captured_bytes_total: 100 * 1024,
+        ..StoreLimits::default()
+    });
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false)],
+    );
+    capture_all(&mut store, [big_pod("a-s1", "big", "bu", KB_250)]);
+    assert_eq!(store.captured_count(), 0);
+    assert_eq!(store.captured_bytes(), 0);
+    assert_eq!(store.capture_evictions().total_bytes, 1);
+}
+
+#[test]
+fn byte_sizes_read_plain_numbers_and_binary_suffixes() {
+    assert_eq!(parse_byte_size("65536"), Ok(65536));
+    assert_eq!(parse_byte_size("512Ki"), Ok(512 * 1024));
+    assert_eq!(parse_byte_size("64Mi"), Ok(64 << 20));
+    assert_eq!(parse_byte_size(" 2Gi "), Ok(2 << 30));
+    assert_eq!(parse_byte_size("0"), Ok(0));
+    for bad in [
+        "",
+        "Mi",
+        "-1",
+        "1.5Mi",
+        "1MB",
+        "1 Mi",
+        "1mi",
+        "99999999999999999999999",
+    ] {
+        assert_eq!(parse_byte_size(bad), Err(ByteSizeError), "{bad:?}");
+    }
+}
+
+#[test]
+fn listed_namespaces_are_known_and_objects_alone_are_not() {
+    let mut store = Store::new(StoreLimits::default());
+    let all = |kind, body| WatchEvent {
+        kind,
+        scope: None,
+        body,
+        received: Instant::now(),
+    };
+    listed(
+        &mut store,
+        ObjectKind::TrainJob,
+        vec![trainjob("a-s1", "ta", false)],
+    );
+    // Before Namespaces are listed, the namespaces seen in objects count.
+    assert_eq!(store.namespace_list(), NamespaceList::Pending);
+    assert!(store.knows_namespace("team-a"));
+    assert!(!store.knows_namespace("team-b"));
+    store.take_dirty();
+
+    store.apply(all(ObjectKind::Namespace, EventBody::ListStarted));
+    store.apply(all(
+        ObjectKind::Namespace,
+        EventBody::ListPage(vec![namespace("team-b"), namespace("empty")]),
+    ));
+    let deltas = store.apply(all(ObjectKind::Namespace, EventBody::ListDone));
+    assert_eq!(store.namespace_list(), NamespaceList::Listed);
+    assert!(store.synced(&[(ObjectKind::Namespace, None)]));
+    assert!(deltas
+        .iter()
+        .all(|d| matches!(d, Delta::Upsert(o) if o.kind == ObjectKind::Namespace)));
+    assert!(
+        store.take_dirty().is_empty(),
+        "no job depends on a Namespace"
+    );
+    assert!(store.knows_namespace("empty"));
+    assert!(
+        !store.knows_namespace("team-a"),
+        "objects alone do not make a namespace"
+    );
+    assert_eq!(
+        store.known_namespaces().into_iter().collect::<Vec<_>>(),
+        ["empty", "team-b"]
+    );
+    assert!(
+        !store.namespaces().contains("empty"),
+        "Namespaces hold no objects"
+    );
+
+    store.apply(all(
+        ObjectKind::Namespace,
+        EventBody::Deleted(namespace("empty")),
+    ));
+    assert!(!store.knows_namespace("empty"));
+
+    // Forbidden: back to the namespaces objects are seen in.
+    store.apply(all(ObjectKind::Namespace, EventBody::Forbidden));
+    assert_eq!(store.namespace_list(), NamespaceList::Forbidden);
+    assert!(store.knows_namespace("team-a"));
+    assert!(!store.knows_namespace("team-b"));
+    assert!(store.get(ObjectKind::Namespace, "", "team-b").is_none());
+    assert!(store.holds_objects_in("team-a"));
+    assert!(
+        !store.holds_objects_in("team-"),
+        "a prefix is not a namespace"
+    );
 }
 
 #[test]

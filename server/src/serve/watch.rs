@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{DynamicObject, ListParams, WatchEvent as KubeEvent, WatchParams};
 use kube::{Api, Client};
 use serde::de::DeserializeOwned;
@@ -272,6 +272,9 @@ pub async fn run(
                     }
                     ObjectKind::Node => {
                         watch_loop(Api::<Node>::all(client.clone()), &mut watcher).await
+                    }
+                    ObjectKind::Namespace => {
+                        watch_loop(Api::<Namespace>::all(client.clone()), &mut watcher).await
                     }
                     _ => {
                         let api: Api<DynamicObject> = match &watcher.scope {

@@ -41,6 +41,8 @@ pub async fn emulator(kueue: bool) -> RunningEmulator {
 /// Settings of a test server.
 pub struct Settings {
     pub mode: ModeChoice,
+    /// Watch every namespace (`--all-namespaces`) instead of [`NS`] only.
+    pub all_namespaces: bool,
     pub token: Option<String>,
     pub max_sse_clients: usize,
     pub limits: StoreLimits,
@@ -52,6 +54,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             mode: ModeChoice::Auto,
+            all_namespaces: false,
             token: None,
             max_sse_clients: 32,
             limits: StoreLimits::default(),
@@ -73,8 +76,12 @@ pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
         .expect("kubeconfig");
     serve::start(ServerConfig {
         kube,
-        namespaces: vec![NS.into()],
-        all_namespaces: false,
+        namespaces: if settings.all_namespaces {
+            Vec::new()
+        } else {
+            vec![NS.into()]
+        },
+        all_namespaces: settings.all_namespaces,
         mode: settings.mode,
         listen: "127.0.0.1:0".parse().expect("addr"),
         token: settings.token,

@@ -1,0 +1,221 @@
+//! Unit tests of the hub's namespace streams: no cluster, just events.
+
+use super::*;
+use crate::serve::projection::project;
+use crate::serve::store::EventBody;
+
+fn event(kind: ObjectKind, body: EventBody) -> WatchEvent {
+    WatchEvent {
+        kind,
+        scope: None,
+        body,
+        received: Instant::now(),
+    }
+}
+
+fn namespace(name: &str) -> StoredObject {
+    project(
+        ObjectKind::Namespace,
+        &json!({"metadata": {"name": name, "uid": format!("ns-{name}")}}),
+    )
+    .expect("stored")
+}
+
+/// A TrainJob, with an annotation the projection keeps `padding` bytes long.
+fn trainjob(namespace: &str, name: &str, padding: usize) -> StoredObject {
+    project(
+        ObjectKind::TrainJob,
+        &json!({"metadata": {"name": name, "namespace": namespace, "uid": format!("{namespace}/{name}"),
+            "annotations": {classify_wasm::keys::HOLD_INSTANCE: "h".repeat(padding)}}}),
+    )
+    .expect("stored")
+}
+
+fn upsert(hub: &Hub, object: StoredObject) {
+    hub.ingest(vec![event(object.kind, EventBody::Upserted(object))]);
+}
+
+fn delete(hub: &Hub, object: StoredObject) {
+    hub.ingest(vec![event(object.kind, EventBody::Deleted(object))]);
+}
+
+/// A hub of every namespace whose Namespaces `names` are listed.
+fn hub_of_all(names: &[&str], limits: StoreLimits) -> Arc<Hub> {
+    let hub = Arc::new(Hub::new(Mode::Plain, Scope::All, limits));
+    hub.ingest(vec![
+        event(ObjectKind::Namespace, EventBody::ListStarted),
+        event(
+            ObjectKind::Namespace,
+            EventBody::ListPage(names.iter().map(|n| namespace(n)).collect()),
+        ),
+        event(ObjectKind::Namespace, EventBody::ListDone),
+    ]);
+    hub
+}
+
+fn start(subscription: &Subscription) -> (&str, u64, String) {
+    let frame = &subscription.backlog[0];
+    let text = String::from_utf8_lossy(&frame.bytes).into_owned();
+    let event = if text.contains("event: snapshot") {
+        "snapshot"
+    } else {
+        "change"
+    };
+    (event, frame.id, text)
+}
+
+#[test]
+fn an_unknown_namespace_is_not_watched_and_allocates_no_stream() {
+    let hub = hub_of_all(&["team-a"], StoreLimits::default());
+    assert!(hub.watches("team-a"));
+    assert!(!hub.watches("nope"));
+    for i in 0..100 {
+        assert!(hub
+            .subscribe_snapshots(&format!("random-{i}"), None)
+            .is_none());
+    }
+    assert_eq!(hub.stream_count(), 0);
+    assert_eq!(hub.namespaces(), ["team-a"]);
+    // An object in a namespace with no Namespace does not make it known.
+    upsert(&hub, trainjob("ghost", "x-s1", 0));
+    assert!(!hub.watches("ghost"));
+    assert!(hub.subscribe_snapshots("ghost", None).is_none());
+    assert_eq!(hub.stream_count(), 0);
+}
+
+#[test]
+fn subscribers_at_one_namespace_version_share_one_snapshot_copy() {
+    let hub = hub_of_all(&["team-a", "team-b"], StoreLimits::default());
+    upsert(&hub, trainjob("team-a", "a-s1", 0));
+    upsert(&hub, trainjob("team-b", "b-s1", 0));
+    // team-b has a subscriber, so its changes make frames (and ids).
+    let _b = hub.subscribe_snapshots("team-b", None).expect("watched");
+    let first = hub.subscribe_snapshots("team-a", None).expect("watched");
+    upsert(&hub, trainjob("team-b", "b-s2", 0));
+    let second = hub.subscribe_snapshots("team-a", None).expect("watched");
+    assert_eq!(start(&first).0, "snapshot");
+    assert_eq!(first.backlog[0].id, second.backlog[0].id);
+    assert_eq!(
+        first.backlog[0].bytes.as_ptr(),
+        second.backlog[0].bytes.as_ptr(),
+        "one copy, though another namespace changed in between"
+    );
+
+    upsert(&hub, trainjob("team-a", "a-s2", 0));
+    let third = hub.subscribe_snapshots("team-a", None).expect("watched");
+    assert_ne!(
+        third.backlog[0].bytes.as_ptr(),
+        first.backlog[0].bytes.as_ptr()
+    );
+    assert!(third.backlog[0].id > first.backlog[0].id);
+    assert!(start(&third).2.contains("a-s2"));
+    // Resuming from the first snapshot's id replays only team-a's change.
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(first.backlog[0].id))
+        .expect("watched");
+    assert_eq!(resumed.backlog.len(), 1);
+    let (event, _, text) = start(&resumed);
+    assert_eq!(event, "change");
+    assert!(text.contains("a-s2") && !text.contains("b-s2"), "{text}");
+}
+
+#[tokio::test]
+async fn a_stream_is_freed_when_it_has_no_subscriber_and_no_object() {
+    let hub = Arc::new(Hub::new(
+        Mode::Plain,
+        Scope::Namespaces(vec!["team-a".into(), "empty".into()]),
+        StoreLimits::default(),
+    ));
+    let empty = hub.subscribe_snapshots("empty", None).expect("watched");
+    let also_empty = hub.subscribe_snapshots("empty", None).expect("watched");
+    assert_eq!(hub.stream_count(), 1);
+    let resume_id = empty.backlog[0].id;
+    drop(empty);
+    assert_eq!(hub.stream_count(), 1, "one subscriber is left");
+    drop(also_empty);
+    assert_eq!(hub.stream_count(), 0, "the last one left");
+
+    // Changes while no stream exists are not lost to a client resuming
+    // from an id of the freed stream: it starts from a snapshot.
+    upsert(&hub, trainjob("empty", "late-s1", 0));
+    let again = hub
+        .subscribe_snapshots("empty", Some(resume_id))
+        .expect("watched");
+    let (event, id, text) = start(&again);
+    assert_eq!(event, "snapshot");
+    assert!(id > resume_id);
+    assert!(text.contains("late-s1"));
+    drop(again);
+    assert_eq!(hub.stream_count(), 1, "it holds an object now");
+
+    // The object goes: the idle stream goes with the next batch.
+    delete(&hub, trainjob("empty", "late-s1", 0));
+    assert_eq!(hub.stream_count(), 0);
+}
+
+#[tokio::test]
+async fn a_deleted_namespace_closes_and_frees_its_stream() {
+    let hub = hub_of_all(&["team-a"], StoreLimits::default());
+    upsert(&hub, trainjob("team-a", "a-s1", 0));
+    let mut subscription = hub.subscribe_snapshots("team-a", None).expect("watched");
+    assert_eq!(hub.stream_count(), 1);
+    delete(&hub, namespace("team-a"));
+    assert_eq!(hub.stream_count(), 0);
+    assert!(matches!(
+        subscription.live.recv().await,
+        Err(broadcast::error::RecvError::Closed)
+    ));
+    assert!(!hub.watches("team-a"), "its objects linger, but it is gone");
+    assert!(hub.subscribe_snapshots("team-a", None).is_none());
+    assert!(hub.namespaces().is_empty());
+}
+
+#[tokio::test]
+async fn the_replay_ring_is_bounded_by_bytes() {
+    let hub = hub_of_all(
+        &["team-a"],
+        StoreLimits {
+            replay_bytes_per_namespace: 10_000,
+            ..StoreLimits::default()
+        },
+    );
+    let mut live = hub.subscribe_snapshots("team-a", None).expect("watched");
+    let start_id = live.backlog[0].id;
+    // Five frames of about 3 KB: the ring keeps the last three.
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        upsert(&hub, trainjob("team-a", &format!("t-s{i}"), 3_000));
+        ids.push(live.live.recv().await.expect("a live frame").id);
+    }
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(start_id))
+        .expect("watched");
+    assert_eq!(start(&resumed).0, "snapshot", "the first frames are gone");
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(ids[1]))
+        .expect("watched");
+    let replayed: Vec<u64> = resumed.backlog.iter().map(|f| f.id).collect();
+    assert_eq!(replayed, ids[2..]);
+    assert!(hub
+        .metrics
+        .render()
+        .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 2"));
+
+    // One frame larger than the whole ring is sent, not kept, and the three
+    // kept before it can no longer be replayed.
+    upsert(&hub, trainjob("team-a", "huge-s1", 20_000));
+    let huge = live.live.recv().await.expect("sent live");
+    assert!(huge.bytes.len() > 10_000);
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(ids[4]))
+        .expect("watched");
+    assert_eq!(start(&resumed).0, "snapshot");
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(huge.id))
+        .expect("watched");
+    assert!(resumed.backlog.is_empty(), "up to date");
+    assert!(hub
+        .metrics
+        .render()
+        .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 6"));
+}
