@@ -161,7 +161,10 @@ async fn lists_and_watches_over_tls_with_a_token() {
         (&json!(true), &json!("plain"), &json!(true)),
         "{ready}"
     );
-    assert_eq!(ready["apiVersions"]["TrainJob"], "trainer.kubeflow.org/v1alpha1");
+    assert_eq!(
+        ready["apiVersions"]["TrainJob"],
+        "trainer.kubeflow.org/v1alpha1"
+    );
     assert!(ready["apiVersions"].get("Workload").is_none(), "{ready}");
     // What existed before the server started was listed.
     eventually(30, "the listed TrainJob and JobSet", || async {

@@ -22,8 +22,8 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use super::hosts::HostPolicy;
 use super::health::WatchState;
+use super::hosts::HostPolicy;
 use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;

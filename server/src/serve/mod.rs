@@ -96,9 +96,9 @@
 //! paragraph). The server reports those as orphans; a single snapshot
 //! cannot say which UID a pod once belonged to.
 
-pub mod hosts;
 pub mod discovery;
 pub mod health;
+pub mod hosts;
 pub mod http;
 pub mod hub;
 pub mod listen;
