@@ -27,7 +27,8 @@ enum Command {
     Classify(ClassifyArgs),
     /// Watch a cluster (or an embedded, simulated one) and serve
     /// classifications over HTTP and server-sent events.
-    Serve(ServeArgs),
+    // Boxed: the serve flags are many, and the enum is parsed once.
+    Serve(Box<ServeArgs>),
 }
 
 fn main() -> ExitCode {
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(e) => return fail(anyhow::Error::new(e).context("starting the runtime")),
             };
-            match runtime.block_on(serve::run(args)) {
+            match runtime.block_on(serve::run(*args)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(anyhow::Error::new(e).context("dispatch-dash serve")),
             }

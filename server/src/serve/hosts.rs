@@ -49,7 +49,7 @@ impl HostPolicy {
                 || self.listen.is_unspecified();
         }
         let name = normalize(name);
-        name == "localhost" || self.names.iter().any(|n| *n == name)
+        name == "localhost" || self.names.contains(&name)
     }
 }
 
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn extra_names_are_served_in_any_case() {
-        let p = policy("127.0.0.1:8080", &["Dispatch.Example.COM".into()]);
+        let p = policy("127.0.0.1:8080", &["Dispatch.Example.COM"]);
         assert!(p.allows("dispatch.example.com"));
         assert!(p.allows("DISPATCH.example.com:443"));
         assert!(!p.allows("other.example.com"));
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn every_ip_literal_is_served_when_listening_on_every_address() {
-        let p = policy("0.0.0.0:8080", &["dispatch-dash".into()]);
+        let p = policy("0.0.0.0:8080", &["dispatch-dash"]);
         assert!(p.allows("10.0.0.5:8080"), "a probe dialing the pod IP");
         assert!(p.allows("[fd00::5]:8080"));
         assert!(p.allows("dispatch-dash:8080"), "the Service name given");
