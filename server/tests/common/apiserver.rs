@@ -66,6 +66,8 @@ pub enum Workloads {
     AsKueueShips,
     /// Only v1beta2, as once v1beta1 is no longer served.
     V1beta2Only,
+    /// Only v1beta1, as an older Kueue serves it.
+    V1beta1Only,
 }
 
 impl Workloads {
@@ -74,6 +76,7 @@ impl Workloads {
             Workloads::None => None,
             Workloads::AsKueueShips => Some("workload-v1beta1-v1beta2.yaml"),
             Workloads::V1beta2Only => Some("workload-v1beta2.yaml"),
+            Workloads::V1beta1Only => Some("workload-v1beta1.yaml"),
         }
     }
 }
