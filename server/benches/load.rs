@@ -187,6 +187,9 @@ async fn main() {
         .arg("plain")
         .arg("--max-sse-clients")
         .arg("200")
+        // Every client of the bench comes from 127.0.0.1.
+        .arg("--max-sse-per-client")
+        .arg("200")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .kill_on_drop(true);
