@@ -160,6 +160,8 @@ pub struct Hub {
     health: Arc<HealthBoard>,
     /// Bytes of frames each namespace's replay ring keeps.
     replay_bytes: usize,
+    /// Bytes of frames every namespace's ring keeps together.
+    replay_bytes_total: usize,
     /// Metrics.
     pub metrics: Metrics,
 }
@@ -228,6 +230,7 @@ impl Hub {
             health: Arc::new(HealthBoard::new(&expected, UNREADY_AFTER)),
             expected,
             replay_bytes: limits.replay_bytes_per_namespace,
+            replay_bytes_total: limits.replay_bytes_total,
             metrics: Metrics::default(),
         }
     }
@@ -610,6 +613,31 @@ impl Hub {
                 }
             }
             let _ = stream.tx.send(frame);
+        }
+        self.bound_rings_together(streams);
+    }
+
+    /// Keeps the rings of all namespaces within `replay_bytes_total`
+    /// together: each ring has its own bound, but with `--all-namespaces`
+    /// their number grows with the cluster's. The oldest frame of any
+    /// namespace goes first (ids increase across namespaces).
+    fn bound_rings_together(&self, streams: &mut Streams) {
+        let mut total: usize = streams.by_namespace.values().map(|s| s.ring_bytes).sum();
+        while total > self.replay_bytes_total {
+            let oldest = streams
+                .by_namespace
+                .values_mut()
+                .filter(|s| !s.ring.is_empty())
+                .min_by_key(|s| s.ring.front().map_or(u64::MAX, |f| f.id));
+            let Some(stream) = oldest else { break };
+            let Some(evicted) = stream.ring.pop_front() else {
+                break;
+            };
+            stream.ring_bytes -= evicted.bytes.len();
+            stream.floor = evicted.id;
+            total -= evicted.bytes.len();
+            self.metrics
+                .count_replay_evictions(RingBound::TotalBytes, 1);
         }
     }
 }

@@ -219,3 +219,50 @@ async fn the_replay_ring_is_bounded_by_bytes() {
         .render()
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 6"));
 }
+
+#[tokio::test]
+async fn the_rings_of_all_namespaces_are_bounded_together() {
+    let hub = hub_of_all(
+        &["team-a", "team-b"],
+        StoreLimits {
+            replay_bytes_per_namespace: 100_000,
+            replay_bytes_total: 10_000,
+            ..StoreLimits::default()
+        },
+    );
+    let mut a = hub.subscribe_snapshots("team-a", None).expect("watched");
+    let mut b = hub.subscribe_snapshots("team-b", None).expect("watched");
+    // Frames of about 3 KB, alternating namespaces: each ring alone is far
+    // under its own bound, but together only the last three fit.
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let (ns, live) = if i % 2 == 0 {
+            ("team-a", &mut a)
+        } else {
+            ("team-b", &mut b)
+        };
+        upsert(&hub, trainjob(ns, &format!("t{i}-s1"), 3_000));
+        ids.push((ns, live.live.recv().await.expect("a live frame").id));
+    }
+    // The oldest frames went, whichever namespace they were of: team-a
+    // keeps only its last frame (ids[4]), team-b its last two (ids[3],
+    // ids[5]).
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(ids[2].1))
+        .expect("watched");
+    let replayed: Vec<u64> = resumed.backlog.iter().map(|f| f.id).collect();
+    assert_eq!(replayed, [ids[4].1]);
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(ids[0].1))
+        .expect("watched");
+    assert_eq!(start(&resumed).0, "snapshot", "team-a's oldest is gone");
+    let resumed = hub
+        .subscribe_snapshots("team-b", Some(ids[1].1))
+        .expect("watched");
+    let replayed: Vec<u64> = resumed.backlog.iter().map(|f| f.id).collect();
+    assert_eq!(replayed, [ids[3].1, ids[5].1]);
+    assert!(hub
+        .metrics
+        .render()
+        .contains("dispatch_dash_replay_frames_evicted_total{bound=\"total_bytes\"} 3"));
+}

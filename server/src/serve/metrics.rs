@@ -23,6 +23,8 @@ pub enum RingBound {
     Frames,
     /// More bytes than the ring keeps (or one frame larger than all of it).
     Bytes,
+    /// More bytes than the rings of every namespace keep together.
+    TotalBytes,
 }
 
 /// Every metric the server exports.
@@ -41,6 +43,7 @@ pub struct Metrics {
     replay_evicted_frames: AtomicU64,
     /// Replay frames evicted past the byte bound.
     replay_evicted_bytes: AtomicU64,
+    replay_evicted_total_bytes: AtomicU64,
     /// Open SSE streams.
     pub sse_clients: AtomicU64,
     /// SSE streams refused because the cap was reached.
@@ -87,6 +90,7 @@ impl Metrics {
         let counter = match bound {
             RingBound::Frames => &self.replay_evicted_frames,
             RingBound::Bytes => &self.replay_evicted_bytes,
+            RingBound::TotalBytes => &self.replay_evicted_total_bytes,
         };
         counter.fetch_add(frames as u64, Ordering::Relaxed);
     }
@@ -187,6 +191,7 @@ impl Metrics {
         for (bound, counter) in [
             ("frames", &self.replay_evicted_frames),
             ("bytes", &self.replay_evicted_bytes),
+            ("total_bytes", &self.replay_evicted_total_bytes),
         ] {
             let _ = writeln!(
                 out,

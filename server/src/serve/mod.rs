@@ -285,6 +285,10 @@ pub struct ServeArgs {
     /// `Last-Event-ID` resumes.
     #[arg(long, default_value = "64Mi", value_parser = store::parse_byte_size)]
     pub max_replay_bytes: usize,
+    /// The most bytes of `change` events all namespaces keep together (with
+    /// `--all-namespaces` there are as many rings as namespaces).
+    #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
+    pub max_replay_bytes_total: usize,
     /// Run against an embedded, simulated cluster (also the default when no
     /// kubeconfig is found).
     #[arg(long)]
@@ -712,6 +716,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             captured_bytes_total: args.max_captured_bytes,
             captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
             replay_bytes_per_namespace: args.max_replay_bytes,
+            replay_bytes_total: args.max_replay_bytes_total,
             ..StoreLimits::default()
         },
         http: HttpSettings {

@@ -203,6 +203,9 @@ pub struct StoreLimits {
     /// Bytes of `change` frames each namespace keeps for `Last-Event-ID`
     /// resumes (read by the hub; the frame count bound is fixed).
     pub replay_bytes_per_namespace: usize,
+    /// Bytes of `change` frames all namespaces' rings keep together; past
+    /// it the oldest frame of any namespace goes first.
+    pub replay_bytes_total: usize,
 }
 
 impl Default for StoreLimits {
@@ -213,6 +216,7 @@ impl Default for StoreLimits {
             captured_bytes_per_trainjob: 16 * MIB,
             captured_bytes_total: 256 * MIB,
             replay_bytes_per_namespace: 64 * MIB,
+            replay_bytes_total: 256 * MIB,
         }
     }
 }
