@@ -11,8 +11,8 @@ use dispatch_dash::serve::projection::ObjectKind;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Service, ServiceAccount};
 use k8s_openapi::api::networking::v1::NetworkPolicy;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
 fn manifests() -> Vec<(String, Value)> {
@@ -122,9 +122,15 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                     args.iter().any(|a| a == "--auth=kubernetes"),
                     "deploy/ runs --auth kubernetes: {args:?}"
                 );
-                assert!(!args.iter().any(|a| a.starts_with("--allow-unauthenticated")));
+                assert!(!args
+                    .iter()
+                    .any(|a| a.starts_with("--allow-unauthenticated")));
                 assert!(
-                    container.env.iter().flatten().all(|e| e.name != "DISPATCH_DASH_TOKEN"),
+                    container
+                        .env
+                        .iter()
+                        .flatten()
+                        .all(|e| e.name != "DISPATCH_DASH_TOKEN"),
                     "no shared token next to Kubernetes identities"
                 );
                 container_port = container
@@ -180,10 +186,9 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
 
 #[test]
 fn the_image_is_built_locked_and_runs_with_authentication() {
-    let dockerfile = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Dockerfile"),
-    )
-    .expect("the Dockerfile");
+    let dockerfile =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Dockerfile"))
+            .expect("the Dockerfile");
     let build = dockerfile
         .lines()
         .find(|l| l.contains("cargo build"))

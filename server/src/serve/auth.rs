@@ -154,7 +154,9 @@ impl IpNet {
         };
         match (self.network, ip) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
                 u32::from(net) & mask == u32::from(ip) & mask
             }
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
@@ -348,8 +350,7 @@ impl Authenticator {
             AuthMode::None => Err(Error::Unauthenticated),
             AuthMode::Token => {
                 let expected = self.config.token.as_deref().unwrap_or("");
-                if !expected.is_empty() && constant_time_eq(token.as_bytes(), expected.as_bytes())
-                {
+                if !expected.is_empty() && constant_time_eq(token.as_bytes(), expected.as_bytes()) {
                     Ok(Identity {
                         user: "token".into(),
                         uid: None,
@@ -372,7 +373,8 @@ impl Authenticator {
                         } else {
                             self.config.deny_ttl
                         };
-                        self.identities.put(key, answer.clone(), Instant::now(), ttl);
+                        self.identities
+                            .put(key, answer.clone(), Instant::now(), ttl);
                         answer
                     }
                 };
@@ -401,12 +403,15 @@ impl Authenticator {
         let Some(user) = status.user else {
             return Ok(None);
         };
-        Ok(user.username.filter(|u| !u.is_empty()).map(|name| Identity {
-            user: name,
-            uid: user.uid,
-            groups: user.groups.unwrap_or_default(),
-            extra: user.extra.unwrap_or_default(),
-        }))
+        Ok(user
+            .username
+            .filter(|u| !u.is_empty())
+            .map(|name| Identity {
+                user: name,
+                uid: user.uid,
+                groups: user.groups.unwrap_or_default(),
+                extra: user.extra.unwrap_or_default(),
+            }))
     }
 
     /// Whether the caller (`token`, who is `identity`) may see
@@ -418,8 +423,13 @@ impl Authenticator {
         namespace: &str,
         max_age: Option<Duration>,
     ) -> Result<bool, Error> {
-        self.may(token, identity, Access::Namespace(namespace.into()), max_age)
-            .await
+        self.may(
+            token,
+            identity,
+            Access::Namespace(namespace.into()),
+            max_age,
+        )
+        .await
     }
 
     /// Whether the caller may read `/metrics`. Always true outside

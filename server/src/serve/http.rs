@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Path, Query, RawPathParams, Request, State};
+use axum::http::Method;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::http::Method;
 use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
 use serde::Deserialize;
@@ -489,8 +489,8 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Resp
             tracing::error!(error = %e, "no session id");
             AppError::Internal
         })?;
-    let cookie = HeaderValue::from_str(&session::set_cookie(&id, secure))
-        .map_err(|_| AppError::Internal)?;
+    let cookie =
+        HeaderValue::from_str(&session::set_cookie(&id, secure)).map_err(|_| AppError::Internal)?;
     let mut response = Json(session_document(mode, Some(&identity))).into_response();
     response.headers_mut().insert(header::SET_COOKIE, cookie);
     response
@@ -814,7 +814,8 @@ impl AccessWatch {
         let (tx, revoked) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
             let interval = auth.config().recheck_interval;
-            let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            let mut timer =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
             timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 timer.tick().await;
@@ -1271,17 +1272,34 @@ mod tests {
             vec![("origin", "null")],
         ] {
             for method in [Method::POST, Method::DELETE] {
-                let response =
-                    send(router.clone(), method.clone(), "/api/v1/session", &headers, sign_in)
-                        .await;
-                assert_eq!(response.status(), StatusCode::FORBIDDEN, "{method} {headers:?}");
+                let response = send(
+                    router.clone(),
+                    method.clone(),
+                    "/api/v1/session",
+                    &headers,
+                    sign_in,
+                )
+                .await;
+                assert_eq!(
+                    response.status(),
+                    StatusCode::FORBIDDEN,
+                    "{method} {headers:?}"
+                );
                 assert!(response.headers().get(header::SET_COOKIE).is_none());
                 assert_eq!(body_text(response).await, r#"{"error":"forbidden"}"#);
             }
         }
         assert!(state.sessions.is_empty(), "no session was opened");
-        assert!(same_origin("http://LocalHost:8080", "http", "localhost:8080"));
-        assert!(!same_origin("http://localhost:8080", "https", "localhost:8080"));
+        assert!(same_origin(
+            "http://LocalHost:8080",
+            "http",
+            "localhost:8080"
+        ));
+        assert!(!same_origin(
+            "http://localhost:8080",
+            "https",
+            "localhost:8080"
+        ));
     }
 
     #[tokio::test]
@@ -1300,7 +1318,10 @@ mod tests {
         assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
         assert!(refused.headers().get(header::SET_COOKIE).is_none());
         assert_eq!(
-            refused.headers().get(header::WWW_AUTHENTICATE).map(|v| v.as_bytes()),
+            refused
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .map(|v| v.as_bytes()),
             Some(&b"Bearer"[..])
         );
         assert_eq!(body_text(refused).await, r#"{"error":"unauthorized"}"#);
@@ -1329,17 +1350,38 @@ mod tests {
             .and_then(|v| v.to_str().ok())
             .expect("a cookie")
             .to_string();
-        assert!(set_cookie.ends_with("; HttpOnly; SameSite=Strict; Path=/"), "{set_cookie}");
+        assert!(
+            set_cookie.ends_with("; HttpOnly; SameSite=Strict; Path=/"),
+            "{set_cookie}"
+        );
         assert!(!set_cookie.contains("t0ken"), "no token in the cookie");
         assert_eq!(
             body_text(signed_in).await,
             r#"{"auth":"token","groups":[],"user":"token"}"#
         );
-        let cookie = set_cookie.split(';').next().expect("name=value").to_string();
+        let cookie = set_cookie
+            .split(';')
+            .next()
+            .expect("name=value")
+            .to_string();
         let with_cookie = [("cookie", cookie.as_str())];
-        let info = send(router.clone(), Method::GET, "/api/v1/session", &with_cookie, "").await;
+        let info = send(
+            router.clone(),
+            Method::GET,
+            "/api/v1/session",
+            &with_cookie,
+            "",
+        )
+        .await;
         assert_eq!(info.status(), StatusCode::OK);
-        let listed = send(router.clone(), Method::GET, "/api/v1/namespaces", &with_cookie, "").await;
+        let listed = send(
+            router.clone(),
+            Method::GET,
+            "/api/v1/namespaces",
+            &with_cookie,
+            "",
+        )
+        .await;
         assert_eq!(listed.status(), StatusCode::OK);
 
         let out = send(

@@ -670,10 +670,7 @@ fn http_sessions(config: &auth::AuthConfig) -> Arc<session::SessionStore> {
 /// else `none`; a token from a file or the environment loses one trailing
 /// newline; an empty token is an error, as is `--auth none` on a
 /// non-loopback address without `--allow-unauthenticated`.
-pub fn auth_config(
-    args: &ServeArgs,
-    env_token: Option<String>,
-) -> Result<auth::AuthConfig, Error> {
+pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::AuthConfig, Error> {
     let token = match (&args.token, &args.token_file) {
         (Some(token), _) => Some(token.clone()),
         (None, Some(path)) => {
@@ -997,7 +994,11 @@ mod tests {
         assert_eq!(config.token.as_deref(), Some("s3cret"));
         let config = auth_config(&args(&[]), Some("from-env\n".into())).expect("token mode");
         assert_eq!(config.mode, auth::AuthMode::Token);
-        assert_eq!(config.token.as_deref(), Some("from-env"), "one newline dropped");
+        assert_eq!(
+            config.token.as_deref(),
+            Some("from-env"),
+            "one newline dropped"
+        );
         let config = auth_config(&args(&[]), None).expect("none");
         assert_eq!(config.mode, auth::AuthMode::None);
         assert_eq!(config.session_idle_timeout, Duration::from_secs(8 * 3600));
@@ -1056,7 +1057,11 @@ mod tests {
             None
         )
         .is_ok());
-        assert!(auth_config(&args(&["--listen", "0.0.0.0:8080", "--auth", "kubernetes"]), None).is_ok());
+        assert!(auth_config(
+            &args(&["--listen", "0.0.0.0:8080", "--auth", "kubernetes"]),
+            None
+        )
+        .is_ok());
         // The demo on loopback, the default, is unaffected.
         assert!(auth_config(&args(&["--demo"]), None).is_ok());
         assert!(auth_config(&args(&["--listen", "[::1]:9000"]), None).is_ok());
