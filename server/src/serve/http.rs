@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
+use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
@@ -558,13 +559,20 @@ async fn namespaces(
     let mut namespaces = state.hub.namespaces();
     if let Some(Extension(caller)) = caller {
         // Only the namespaces the caller may see (every one outside
-        // `kubernetes` mode); the reviews run at once, cached per token.
-        let verdicts = futures::future::join_all(namespaces.iter().map(|ns| {
-            state
-                .auth
-                .may_see_namespace(&caller.token, &caller.identity, ns, None)
-        }))
-        .await;
+        // `kubernetes` mode); cached per token, at most 16 reviews at once
+        // so a cluster of many namespaces is not flooded.
+        let verdicts: Vec<Result<bool, auth::Error>> = futures::stream::iter(namespaces.clone())
+            .map(|ns| {
+                let auth = state.auth.clone();
+                let caller = caller.clone();
+                async move {
+                    auth.may_see_namespace(&caller.token, &caller.identity, &ns, None)
+                        .await
+                }
+            })
+            .buffered(16)
+            .collect()
+            .await;
         let mut allowed = Vec::with_capacity(namespaces.len());
         for (ns, verdict) in namespaces.into_iter().zip(verdicts) {
             if verdict.map_err(review_failed)? {
