@@ -3,7 +3,8 @@
 //! what alice (a Role in team-a), bob (nothing) and a ServiceAccount (get
 //! on `/metrics`) see; sign-in, the cookie, sign-out; a revoked RoleBinding
 //! closes an open stream; start-up without `system:auth-delegator` is
-//! refused; deploy/ applies and grants exactly what it must. Needs
+//! refused; deploy/ applies and grants exactly what it must, and the server
+//! runs as its ServiceAccount, paying one TokenReview per token. Needs
 //! `scripts/setup.sh` to have cached the apiserver.
 
 mod common;
@@ -58,10 +59,14 @@ fn config(kubeconfig: kube::Config, auth: AuthConfig) -> ServerConfig {
 /// dispatch-dash in kubernetes mode over every namespace, as `kubeconfig`'s
 /// identity, once ready.
 async fn dispatch_dash(kubeconfig: &str) -> Server {
+    dispatch_dash_with(kubeconfig, quick_auth()).await
+}
+
+async fn dispatch_dash_with(kubeconfig: &str, auth: AuthConfig) -> Server {
     let kube = serve::config_from_kubeconfig_yaml(kubeconfig)
         .await
         .expect("kubeconfig");
-    let server = serve::start(config(kube, quick_auth()))
+    let server = serve::start(config(kube, auth))
         .await
         .expect("the server starts");
     eventually(30, "dispatch-dash ready", || async {
@@ -533,12 +538,59 @@ async fn start_up_needs_auth_delegator_and_deploy_grants_exactly_what_is_read() 
         );
     }
 
-    // And the server runs as that ServiceAccount, in kubernetes mode.
+    // And the server runs as that ServiceAccount, in kubernetes mode with
+    // the production cache lifetimes.
     let token = token_of(&api, "dispatch-dash", "dispatch-dash").await;
-    let server = dispatch_dash(&api.kubeconfig_yaml_at(&api.url, &token)).await;
+    let production = AuthConfig {
+        mode: AuthMode::Kubernetes,
+        ..AuthConfig::default()
+    };
+    let server = dispatch_dash_with(&api.kubeconfig_yaml_at(&api.url, &token), production).await;
     let admin = get_as(server.addr, "/api/v1/namespaces", ADMIN_TOKEN).await;
     assert_eq!(admin.status, StatusCode::OK, "{}", admin.body);
+    // A page load's worth of requests costs one TokenReview per token: the
+    // apiserver's own request counter says so.
+    let before = token_reviews_served(&api).await;
+    for token in [ALICE_TOKEN, BOB_TOKEN] {
+        for path in [
+            "/api/v1/namespaces",
+            "/api/v1/namespaces/team-a/snapshot",
+            "/api/v1/namespaces/team-a/jobs/llm-1",
+            "/api/v1/session",
+        ] {
+            for _ in 0..3 {
+                get_as(server.addr, path, token).await;
+            }
+        }
+    }
+    // The apiserver counts a request just after answering it: wait for the
+    // two to be counted, then there must be no more.
+    let api = &api;
+    let counted = eventually(10, "the TokenReviews counted", || async move {
+        let delta = token_reviews_served(api).await - before;
+        (delta >= 2.0).then_some(delta)
+    })
+    .await;
+    assert_eq!(counted, 2.0, "one TokenReview per token");
     server.shutdown().await.expect("clean shutdown");
+}
+
+/// TokenReviews the apiserver has answered (`apiserver_request_total`).
+async fn token_reviews_served(api: &ApiServer) -> f64 {
+    let request = hyper::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("request");
+    let text = api
+        .client()
+        .request_text(request)
+        .await
+        .expect("the apiserver's metrics");
+    text.lines()
+        .filter(|l| {
+            l.starts_with("apiserver_request_total{") && l.contains(r#"resource="tokenreviews""#)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 fn kubectl_apply(kubeconfig: &KubeconfigFile, path: &str) -> (bool, String) {
