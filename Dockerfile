@@ -4,7 +4,7 @@ FROM rust:1.89-bookworm AS build
 WORKDIR /src
 # dist/ (the web client, from scripts/build-web.sh) is embedded by server/build.rs.
 COPY . .
-RUN cargo build --release -p dispatch-dash --bin dispatch-dash \
+RUN cargo build --locked --release -p dispatch-dash --bin dispatch-dash \
  && cp target/release/dispatch-dash /dispatch-dash
 
 FROM gcr.io/distroless/cc-debian12:nonroot
@@ -12,4 +12,5 @@ COPY --from=build /dispatch-dash /usr/local/bin/dispatch-dash
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/dispatch-dash"]
-CMD ["serve", "--listen", "0.0.0.0:8080"]
+# Reachable from outside the container, so never without authentication.
+CMD ["serve", "--listen", "0.0.0.0:8080", "--auth", "kubernetes"]

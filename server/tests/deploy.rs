@@ -1,5 +1,8 @@
 //! The deploy/ manifests parse into k8s-openapi types, and the RBAC they
-//! grant is read-only, on exactly the kinds the server reads.
+//! grant is read-only, on exactly the kinds the server reads, plus
+//! `system:auth-delegator` for `--auth kubernetes`; the server runs with
+//! `--auth kubernetes`, and a NetworkPolicy admits ingress to its HTTP port
+//! only. (real_apiserver_auth.rs applies them to a real apiserver.)
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -7,7 +10,9 @@ use std::path::PathBuf;
 use dispatch_dash::serve::projection::ObjectKind;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Service, ServiceAccount};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
 fn manifests() -> Vec<(String, Value)> {
@@ -35,6 +40,8 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
     let docs = manifests();
     let mut granted: BTreeSet<(String, String)> = BTreeSet::new();
     let mut kinds = BTreeSet::new();
+    let mut bound_roles = BTreeSet::new();
+    let mut container_port = None;
     for (file, doc) in &docs {
         let kind = doc["kind"].as_str().expect("kind").to_string();
         kinds.insert(kind.clone());
@@ -67,13 +74,38 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
             }
             "ClusterRoleBinding" => {
                 let binding: ClusterRoleBinding = serde_json::from_value(doc.clone()).expect(file);
-                assert_eq!(binding.subjects.expect("subjects")[0].name, "dispatch-dash");
+                let subjects = binding.subjects.expect("subjects");
+                assert_eq!(subjects.len(), 1, "{file}: one subject");
+                assert_eq!(subjects[0].kind, "ServiceAccount");
+                assert_eq!(subjects[0].name, "dispatch-dash");
+                assert_eq!(subjects[0].namespace.as_deref(), Some("dispatch-dash"));
+                bound_roles.insert(binding.role_ref.name);
             }
             "ServiceAccount" => {
                 let _: ServiceAccount = serde_json::from_value(doc.clone()).expect(file);
             }
             "Service" => {
                 let _: Service = serde_json::from_value(doc.clone()).expect(file);
+            }
+            "NetworkPolicy" => {
+                let policy: NetworkPolicy = serde_json::from_value(doc.clone()).expect(file);
+                let spec = policy.spec.expect("spec");
+                assert_eq!(
+                    spec.pod_selector
+                        .as_ref()
+                        .and_then(|s| s.match_labels.as_ref())
+                        .and_then(|l| l.get("app.kubernetes.io/name"))
+                        .map(String::as_str),
+                    Some("dispatch-dash")
+                );
+                assert_eq!(spec.policy_types, Some(vec!["Ingress".to_string()]));
+                let ingress = spec.ingress.expect("ingress rules");
+                assert_eq!(ingress.len(), 1, "one rule");
+                let ports = ingress[0].ports.as_ref().expect("the rule names its port");
+                assert_eq!(ports.len(), 1, "one port");
+                assert_eq!(ports[0].protocol.as_deref(), Some("TCP"));
+                assert_eq!(ports[0].port, Some(IntOrString::Int(8080)));
+                assert!(ports[0].end_port.is_none());
             }
             "Deployment" => {
                 let deployment: Deployment = serde_json::from_value(doc.clone()).expect(file);
@@ -84,7 +116,29 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                     Some(true)
                 );
                 let container = &pod.containers[0];
-                assert_eq!(container.args.as_ref().expect("args")[0], "serve");
+                let args = container.args.as_ref().expect("args");
+                assert_eq!(args[0], "serve");
+                assert!(
+                    args.iter().any(|a| a == "--auth=kubernetes"),
+                    "deploy/ runs --auth kubernetes: {args:?}"
+                );
+                assert!(!args
+                    .iter()
+                    .any(|a| a.starts_with("--allow-unauthenticated")));
+                assert!(
+                    container
+                        .env
+                        .iter()
+                        .flatten()
+                        .all(|e| e.name != "DISPATCH_DASH_TOKEN"),
+                    "no shared token next to Kubernetes identities"
+                );
+                container_port = container
+                    .ports
+                    .iter()
+                    .flatten()
+                    .find(|p| p.name.as_deref() == Some("http"))
+                    .map(|p| p.container_port);
                 let security = container
                     .security_context
                     .as_ref()
@@ -101,6 +155,7 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                 "ClusterRole",
                 "ClusterRoleBinding",
                 "Deployment",
+                "NetworkPolicy",
                 "Service",
                 "ServiceAccount"
             ]
@@ -114,4 +169,34 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
         .map(|k| (k.group().to_string(), k.plural().to_string()))
         .collect();
     assert_eq!(granted, expected, "exactly the kinds the server reads");
+    assert_eq!(
+        bound_roles,
+        BTreeSet::from(
+            [
+                "dispatch-dash-node-reader",
+                "dispatch-dash-reader",
+                "system:auth-delegator"
+            ]
+            .map(String::from)
+        ),
+        "the reads, and the reviews of --auth kubernetes"
+    );
+    assert_eq!(container_port, Some(8080), "the NetworkPolicy's port");
+}
+
+#[test]
+fn the_image_is_built_locked_and_runs_with_authentication() {
+    let dockerfile =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Dockerfile"))
+            .expect("the Dockerfile");
+    let build = dockerfile
+        .lines()
+        .find(|l| l.contains("cargo build"))
+        .expect("a cargo build");
+    assert!(build.contains("--locked"), "{build}");
+    let cmd = dockerfile
+        .lines()
+        .find(|l| l.starts_with("CMD"))
+        .expect("a CMD");
+    assert!(cmd.contains(r#""--auth", "kubernetes""#), "{cmd}");
 }

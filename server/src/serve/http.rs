@@ -1,6 +1,10 @@
 //! The HTTP API: JSON routes, the two server-sent event streams, health,
-//! readiness and metrics. [`app`] builds the router; [`app_with_assets`]
-//! adds a fallback (the web UI) without touching the API routes.
+//! readiness and metrics, and the session routes. [`app`] builds the
+//! router; [`app_with_assets`] adds a fallback (the web UI) without touching
+//! the API routes. Who may ask what is decided in [`super::auth`]; the
+//! handlers here only ask it: one layer identifies the caller of every
+//! `/api` route and answers 403 for a namespace they may not see, before
+//! the route learns whether it exists.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -10,27 +14,31 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, RawPathParams, Request, State};
+use axum::http::Method;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
+use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 
+use super::auth::{self, AuthMode, Authenticator, Identity};
 use super::health::WatchState;
 use super::hosts::HostPolicy;
 use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
+use super::session::{self, SessionStore};
 use super::store::own_job;
 use super::view;
 
-/// Bytes a request body may have (every route is a GET; this only stops abuse).
+/// Bytes a request body may have (only sign-in has a body; this stops abuse).
 pub const BODY_LIMIT: usize = 16 * 1024;
 /// How often an idle SSE stream sends a comment, so proxies keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -40,8 +48,10 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub struct AppState {
     /// The shared server state.
     pub hub: Arc<Hub>,
-    /// The bearer token every `/api` request must present, when set.
-    pub token: Option<Arc<str>>,
+    /// Who is asking and what they may see.
+    pub auth: Arc<Authenticator>,
+    /// The signed-in browsers.
+    pub sessions: Arc<SessionStore>,
     /// The Host header values served.
     pub hosts: Arc<HostPolicy>,
     /// The open SSE streams, and their caps.
@@ -147,9 +157,20 @@ pub enum AppError {
     /// No such object, kind or job.
     #[error("{0} not found")]
     NotFound(&'static str),
-    /// A missing or wrong bearer token.
+    /// No identity, or one that was rejected.
     #[error("unauthorized")]
     Unauthorized,
+    /// The caller may not see this (a namespace, `/metrics`), or a POST or
+    /// DELETE came from another site.
+    #[error("forbidden")]
+    Forbidden,
+    /// The request could not be read (a sign-in body that is not
+    /// `{"token": "..."}`).
+    #[error("bad request")]
+    BadRequest,
+    /// A TokenReview or SubjectAccessReview could not be made.
+    #[error("authentication is unavailable; try again later")]
+    AuthUnavailable,
     /// The SSE client cap is reached.
     #[error("too many event streams are open; try again later")]
     TooManyStreams,
@@ -172,9 +193,12 @@ impl IntoResponse for AppError {
         let status = match self {
             AppError::NamespaceNotWatched | AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Unauthorized => StatusCode::UNAUTHORIZED,
-            AppError::TooManyStreams | AppError::TooManyStreamsFromClient | AppError::Timeout => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            AppError::Forbidden => StatusCode::FORBIDDEN,
+            AppError::BadRequest => StatusCode::BAD_REQUEST,
+            AppError::TooManyStreams
+            | AppError::TooManyStreamsFromClient
+            | AppError::Timeout
+            | AppError::AuthUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             AppError::MisdirectedHost => StatusCode::MISDIRECTED_REQUEST,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -186,7 +210,10 @@ impl IntoResponse for AppError {
         }
         if matches!(
             self,
-            AppError::TooManyStreams | AppError::TooManyStreamsFromClient | AppError::Timeout
+            AppError::TooManyStreams
+                | AppError::TooManyStreamsFromClient
+                | AppError::Timeout
+                | AppError::AuthUnavailable
         ) {
             response
                 .headers_mut()
@@ -225,9 +252,16 @@ fn routes(state: AppState) -> Router {
         )
         .route("/api/v1/namespaces/{ns}/snapshot", get(snapshot))
         .route("/api/v1/namespaces/{ns}/snapshots", get(snapshots))
-        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_identity,
+        ));
     Router::new()
         .merge(api)
+        .route(
+            "/api/v1/session",
+            get(session_info).post(sign_in).delete(sign_out),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -240,6 +274,7 @@ fn guarded(router: Router, state: AppState) -> Router {
     router
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), time_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), check_origin))
         .layer(middleware::from_fn_with_state(state, check_host))
 }
 
@@ -280,31 +315,221 @@ async fn time_limit(
         .map_err(|_| AppError::Timeout)
 }
 
-/// Compares in time independent of where the inputs differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn require_token(
+/// Refuses a POST or DELETE (any method that changes state) whose `Origin`
+/// is not this server's own `scheme://Host`, or that has none (browsers
+/// always send it on these methods): another site must not sign a browser
+/// in or out.
+async fn check_origin(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Result<Response, AppError> {
-    if let Some(token) = &state.token {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or("");
-        if !constant_time_eq(presented.as_bytes(), token.as_bytes()) {
-            return Err(AppError::Unauthorized);
+    let method = request.method();
+    if method == Method::GET || method == Method::HEAD || method == Method::OPTIONS {
+        return Ok(next.run(request).await);
+    }
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    let scheme = if over_https(&state, &request) {
+        "https"
+    } else {
+        "http"
+    };
+    match (host, origin) {
+        (Some(host), Some(origin)) if same_origin(origin, scheme, host) => {
+            Ok(next.run(request).await)
+        }
+        _ => Err(AppError::Forbidden),
+    }
+}
+
+/// Whether `origin` is `scheme://host` (ASCII case aside).
+fn same_origin(origin: &str, scheme: &str, host: &str) -> bool {
+    origin
+        .strip_prefix(scheme)
+        .and_then(|rest| rest.strip_prefix("://"))
+        .is_some_and(|rest| rest.eq_ignore_ascii_case(host))
+}
+
+/// Whether the request came over HTTPS (from a trusted proxy).
+fn over_https(state: &AppState, request: &Request) -> bool {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr);
+    let proto = request
+        .headers()
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok());
+    auth::came_over_https(peer, proto, &state.auth.config().trusted_proxies)
+}
+
+/// An identified caller: the token presented (to review again) and who the
+/// cluster (or the shared token) says it is.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    token: Arc<str>,
+    identity: Identity,
+}
+
+/// The token a request presents, and the session it came from (if from the
+/// cookie): `Authorization: Bearer` first, then the session cookie.
+fn presented_token(state: &AppState, headers: &HeaderMap) -> Option<(String, Option<String>)> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim().to_string());
+    if let Some(token) = bearer {
+        return Some((token, None));
+    }
+    let cookies = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let id = session::session_id(cookies)?;
+    let token = state.sessions.token(id, std::time::Instant::now())?;
+    Some((token, Some(id.to_string())))
+}
+
+/// Who is asking: 401 without a valid identity.
+async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+    let (token, session) = presented_token(state, headers).ok_or(AppError::Unauthorized)?;
+    match state.auth.authenticate(&token, None).await {
+        Ok(identity) => Ok(Caller {
+            token: token.into(),
+            identity,
+        }),
+        Err(auth::Error::Unauthenticated) => {
+            // A session whose token stopped working is over.
+            if let Some(id) = session {
+                state.sessions.remove(&id);
+            }
+            Err(AppError::Unauthorized)
+        }
+        Err(e) => Err(review_failed(e)),
+    }
+}
+
+fn review_failed(e: auth::Error) -> AppError {
+    match e {
+        auth::Error::Unauthenticated => AppError::Unauthorized,
+        e => {
+            tracing::warn!(error = %e, "an access review failed");
+            AppError::AuthUnavailable
         }
     }
+}
+
+/// Every `/api` route but the session's: identifies the caller (unless the
+/// mode is `none`) and, for a `{ns}` route, answers 403 when they may not
+/// see the namespace, whether or not it exists.
+async fn require_identity(
+    State(state): State<AppState>,
+    params: RawPathParams,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, AppError> {
+    if state.auth.mode() == AuthMode::None {
+        return Ok(next.run(request).await);
+    }
+    let caller = identify(&state, request.headers()).await?;
+    if let Some((_, namespace)) = params.iter().find(|(name, _)| *name == "ns") {
+        let allowed = state
+            .auth
+            .may_see_namespace(&caller.token, &caller.identity, namespace, None)
+            .await
+            .map_err(review_failed)?;
+        if !allowed {
+            return Err(AppError::Forbidden);
+        }
+    }
+    request.extensions_mut().insert(caller);
     Ok(next.run(request).await)
+}
+
+/// The session document: who the caller is, and the mode.
+fn session_document(mode: AuthMode, identity: Option<&Identity>) -> Value {
+    match identity {
+        Some(identity) => json!({
+            "user": identity.user,
+            "groups": identity.groups,
+            "auth": mode.as_str(),
+        }),
+        None => json!({"user": null, "auth": mode.as_str()}),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct SignIn {
+    token: String,
+}
+
+/// `POST /api/v1/session`: trades a valid token for a session cookie.
+async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
+    let mode = state.auth.mode();
+    let secure = over_https(&state, &request);
+    let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
+        .await
+        .map_err(|_| AppError::BadRequest)?;
+    let SignIn { token } = serde_json::from_slice(&body).map_err(|_| AppError::BadRequest)?;
+    if mode == AuthMode::None {
+        return Ok(Json(session_document(mode, None)).into_response());
+    }
+    let identity = state
+        .auth
+        .authenticate(&token, None)
+        .await
+        .map_err(review_failed)?;
+    let id = state
+        .sessions
+        .create(&token, std::time::Instant::now())
+        .map_err(|e| {
+            tracing::error!(error = %e, "no session id");
+            AppError::Internal
+        })?;
+    let cookie =
+        HeaderValue::from_str(&session::set_cookie(&id, secure)).map_err(|_| AppError::Internal)?;
+    let mut response = Json(session_document(mode, Some(&identity))).into_response();
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `GET /api/v1/session`: who the presented identity is.
+async fn session_info(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, AppError> {
+    let mode = state.auth.mode();
+    if mode == AuthMode::None {
+        return Ok(Json(session_document(mode, None)));
+    }
+    let caller = identify(&state, &headers).await?;
+    Ok(Json(session_document(mode, Some(&caller.identity))))
+}
+
+/// `DELETE /api/v1/session`: ends the cookie's session and clears the
+/// cookie.
+async fn sign_out(State(state): State<AppState>, request: Request) -> Response {
+    let cookies = request
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    if let Some(id) = session::session_id(cookies) {
+        state.sessions.remove(id);
+    }
+    let secure = over_https(&state, &request);
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&session::clear_cookie(secure)) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
 }
 
 fn watched(state: &AppState, namespace: &str) -> Result<(), AppError> {
@@ -326,16 +551,44 @@ fn api_versions(hub: &Hub) -> Value {
     Value::Object(versions)
 }
 
-async fn namespaces(State(state): State<AppState>) -> Json<Value> {
+async fn namespaces(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<Value>, AppError> {
     let header = state.hub.header();
-    Json(json!({
-        "namespaces": state.hub.namespaces(),
+    let mut namespaces = state.hub.namespaces();
+    if let Some(Extension(caller)) = caller {
+        // Only the namespaces the caller may see (every one outside
+        // `kubernetes` mode); cached per token, at most 16 reviews at once
+        // so a cluster of many namespaces is not flooded.
+        let verdicts: Vec<Result<bool, auth::Error>> = futures::stream::iter(namespaces.clone())
+            .map(|ns| {
+                let auth = state.auth.clone();
+                let caller = caller.clone();
+                async move {
+                    auth.may_see_namespace(&caller.token, &caller.identity, &ns, None)
+                        .await
+                }
+            })
+            .buffered(16)
+            .collect()
+            .await;
+        let mut allowed = Vec::with_capacity(namespaces.len());
+        for (ns, verdict) in namespaces.into_iter().zip(verdicts) {
+            if verdict.map_err(review_failed)? {
+                allowed.push(ns);
+            }
+        }
+        namespaces = allowed;
+    }
+    Ok(Json(json!({
+        "namespaces": namespaces,
         "allNamespaces": matches!(state.hub.scope(), super::hub::Scope::All),
         "mode": header.mode.as_str(),
         "nodesReadable": header.nodes_readable,
         "demo": state.demo,
         "apiVersions": api_versions(&state.hub),
-    }))
+    })))
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
@@ -365,7 +618,20 @@ async fn readyz(State(state): State<AppState>) -> Response {
     (status, body).into_response()
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+/// `/metrics`: in `kubernetes` mode only for an identity allowed `get` on
+/// the non-resource URL `/metrics` (kube-rbac-proxy's convention).
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+    if state.auth.mode() == AuthMode::Kubernetes {
+        let caller = identify(&state, &headers).await?;
+        let allowed = state
+            .auth
+            .may_read_metrics(&caller.token, &caller.identity)
+            .await
+            .map_err(review_failed)?;
+        if !allowed {
+            return Err(AppError::Forbidden);
+        }
+    }
     let (bytes, pods) = state.hub.with_store(|s| s.pod_bytes());
     let mut text = state.hub.metrics.render();
     text.push_str("# HELP dispatch_dash_stored_pod_bytes Bytes held by stored pod projections.\n");
@@ -375,7 +641,7 @@ async fn metrics(State(state): State<AppState>) -> Response {
     text.push_str("# TYPE dispatch_dash_stored_pods gauge\n");
     text.push_str(&format!("dispatch_dash_stored_pods {pods}\n"));
     state.connections.render(&mut text);
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
 }
 
 async fn find(
@@ -536,11 +802,74 @@ fn sse_response(body: Body) -> Response {
 
 const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 
+/// Re-checks, every [`auth::AuthConfig::recheck_interval`], that a stream's
+/// caller may still see its namespace, on a task of its own (so a busy
+/// stream cannot starve it); [`revoked`] completes when they may not (or
+/// the check cannot be made: it fails closed). Aborted with the stream.
+struct AccessWatch {
+    revoked: tokio::sync::oneshot::Receiver<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl AccessWatch {
+    fn start(state: &AppState, caller: Option<Caller>, namespace: &str) -> Option<AccessWatch> {
+        let caller = caller?;
+        if state.auth.mode() != AuthMode::Kubernetes {
+            return None;
+        }
+        let auth = state.auth.clone();
+        let namespace = namespace.to_string();
+        let (tx, revoked) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let interval = auth.config().recheck_interval;
+            let mut timer =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                timer.tick().await;
+                // Answers older than one interval are asked again, so a
+                // revocation ends the stream within two intervals.
+                let max_age = Some(interval);
+                let allowed = match auth.authenticate(&caller.token, max_age).await {
+                    Ok(identity) => auth
+                        .may_see_namespace(&caller.token, &identity, &namespace, max_age)
+                        .await
+                        .unwrap_or(false),
+                    Err(_) => false,
+                };
+                if !allowed {
+                    let _ = tx.send(());
+                    return;
+                }
+            }
+        });
+        Some(AccessWatch { revoked, task })
+    }
+}
+
+impl Drop for AccessWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Completes when the stream's caller lost access (never without a watch).
+async fn revoked(access: &mut Option<AccessWatch>) {
+    match access {
+        // A dropped sender (the task ended) counts as revoked: fail closed.
+        Some(watch) => {
+            let _ = (&mut watch.revoked).await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
 struct SnapshotStream {
     backlog: VecDeque<Frame>,
     live: LiveFrames,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
+    access: Option<AccessWatch>,
     _guard: StreamGuard,
 }
 
@@ -548,6 +877,7 @@ async fn snapshots(
     State(state): State<AppState>,
     Path(ns): Path<String>,
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    caller: Option<Extension<Caller>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     watched(&state, &ns)?;
@@ -566,6 +896,7 @@ async fn snapshots(
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
+        access: AccessWatch::start(&state, caller.map(|Extension(c)| c), &ns),
         _guard: guard,
     };
     let body = futures::stream::unfold(stream, move |mut s| {
@@ -589,6 +920,7 @@ async fn snapshots(
                 },
                 _ = s.keep_alive.tick() => Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s)),
                 _ = shutting_down(&mut s.shutdown) => None,
+                _ = revoked(&mut s.access) => None,
             }
         }
     });
@@ -628,6 +960,7 @@ struct JobStream {
     news: broadcast::Receiver<JobNews>,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
+    access: Option<AccessWatch>,
     _guard: StreamGuard,
 }
 
@@ -653,9 +986,11 @@ async fn watch_job(
     State(state): State<AppState>,
     Path((ns, job)): Path<(String, String)>,
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    caller: Option<Extension<Caller>>,
 ) -> Result<Response, AppError> {
     watched(&state, &ns)?;
     let guard = StreamGuard::acquire(&state, client_ip(peer))?;
+    let access = AccessWatch::start(&state, caller.map(|Extension(c)| c), &ns);
     // Subscribe before the first Find so no change falls in between.
     let news = state.hub.subscribe_news();
     let mut stream = JobStream {
@@ -668,6 +1003,7 @@ async fn watch_job(
         news,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
+        access,
         _guard: guard,
     };
     stream.refresh();
@@ -698,6 +1034,7 @@ async fn watch_job(
                     return Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s));
                 }
                 _ = shutting_down(&mut s.shutdown) => return None,
+                _ = revoked(&mut s.access) => return None,
             }
         }
     });
@@ -722,7 +1059,20 @@ mod tests {
         );
         let state = AppState {
             hub: Arc::new(hub),
-            token: token.map(Arc::from),
+            auth: Arc::new(Authenticator::new(
+                auth::AuthConfig {
+                    mode: if token.is_some() {
+                        AuthMode::Token
+                    } else {
+                        AuthMode::None
+                    },
+                    token: token.map(String::from),
+                    trusted_proxies: vec!["10.0.0.0/8".parse().expect("cidr")],
+                    ..auth::AuthConfig::default()
+                },
+                None,
+            )),
+            sessions: Arc::new(SessionStore::new(Duration::from_secs(3600), 100)),
             hosts: Arc::new(HostPolicy::new(
                 "127.0.0.1:8080".parse().expect("addr"),
                 &["dispatch.example.com".to_string()],
@@ -888,10 +1238,249 @@ mod tests {
         );
     }
 
-    #[test]
-    fn token_comparison_is_exact() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"abcd"));
+    async fn send(
+        router: Router,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Response {
+        let mut request = HttpRequest::builder()
+            .method(method)
+            .uri(uri)
+            .header(header::HOST, "127.0.0.1:8080");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        router
+            .oneshot(request.body(Body::from(body.to_string())).expect("request"))
+            .await
+            .expect("infallible")
+    }
+
+    async fn body_text(response: Response) -> String {
+        let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            .await
+            .expect("body");
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
+    const OWN_ORIGIN: (&str, &str) = ("origin", "http://127.0.0.1:8080");
+
+    #[tokio::test]
+    async fn a_post_or_delete_from_another_origin_or_none_is_refused() {
+        let (state, _tx) = state(Some("t0ken"));
+        let router = app(state.clone());
+        let sign_in = r#"{"token":"t0ken"}"#;
+        for headers in [
+            vec![],
+            vec![("origin", "http://evil.example.com")],
+            vec![("origin", "https://127.0.0.1:8080")],
+            vec![("origin", "http://127.0.0.1:8080.evil.example.com")],
+            vec![("origin", "null")],
+        ] {
+            for method in [Method::POST, Method::DELETE] {
+                let response = send(
+                    router.clone(),
+                    method.clone(),
+                    "/api/v1/session",
+                    &headers,
+                    sign_in,
+                )
+                .await;
+                assert_eq!(
+                    response.status(),
+                    StatusCode::FORBIDDEN,
+                    "{method} {headers:?}"
+                );
+                assert!(response.headers().get(header::SET_COOKIE).is_none());
+                assert_eq!(body_text(response).await, r#"{"error":"forbidden"}"#);
+            }
+        }
+        assert!(state.sessions.is_empty(), "no session was opened");
+        assert!(same_origin(
+            "http://LocalHost:8080",
+            "http",
+            "localhost:8080"
+        ));
+        assert!(!same_origin(
+            "http://localhost:8080",
+            "https",
+            "localhost:8080"
+        ));
+    }
+
+    #[tokio::test]
+    async fn sign_in_opens_a_session_the_cookie_then_carries_and_sign_out_ends_it() {
+        let (state, _tx) = state(Some("t0ken"));
+        let router = app(state.clone());
+        let json_type = ("content-type", "application/json");
+        let refused = send(
+            router.clone(),
+            Method::POST,
+            "/api/v1/session",
+            &[OWN_ORIGIN, json_type],
+            r#"{"token":"wrong"}"#,
+        )
+        .await;
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        assert!(refused.headers().get(header::SET_COOKIE).is_none());
+        assert_eq!(
+            refused
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .map(|v| v.as_bytes()),
+            Some(&b"Bearer"[..])
+        );
+        assert_eq!(body_text(refused).await, r#"{"error":"unauthorized"}"#);
+        let bad = send(
+            router.clone(),
+            Method::POST,
+            "/api/v1/session",
+            &[OWN_ORIGIN],
+            "not json",
+        )
+        .await;
+        assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+
+        let signed_in = send(
+            router.clone(),
+            Method::POST,
+            "/api/v1/session",
+            &[OWN_ORIGIN, json_type],
+            r#"{"token":"t0ken"}"#,
+        )
+        .await;
+        assert_eq!(signed_in.status(), StatusCode::OK);
+        let set_cookie = signed_in
+            .headers()
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .expect("a cookie")
+            .to_string();
+        assert!(
+            set_cookie.ends_with("; HttpOnly; SameSite=Strict; Path=/"),
+            "{set_cookie}"
+        );
+        assert!(!set_cookie.contains("t0ken"), "no token in the cookie");
+        assert_eq!(
+            body_text(signed_in).await,
+            r#"{"auth":"token","groups":[],"user":"token"}"#
+        );
+        let cookie = set_cookie
+            .split(';')
+            .next()
+            .expect("name=value")
+            .to_string();
+        let with_cookie = [("cookie", cookie.as_str())];
+        let info = send(
+            router.clone(),
+            Method::GET,
+            "/api/v1/session",
+            &with_cookie,
+            "",
+        )
+        .await;
+        assert_eq!(info.status(), StatusCode::OK);
+        let listed = send(
+            router.clone(),
+            Method::GET,
+            "/api/v1/namespaces",
+            &with_cookie,
+            "",
+        )
+        .await;
+        assert_eq!(listed.status(), StatusCode::OK);
+
+        let out = send(
+            router.clone(),
+            Method::DELETE,
+            "/api/v1/session",
+            &[OWN_ORIGIN, ("cookie", cookie.as_str())],
+            "",
+        )
+        .await;
+        assert_eq!(out.status(), StatusCode::NO_CONTENT);
+        let cleared = out
+            .headers()
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .expect("a clearing cookie");
+        assert!(cleared.contains("Max-Age=0"), "{cleared}");
+        assert!(state.sessions.is_empty());
+        for uri in ["/api/v1/session", "/api/v1/namespaces"] {
+            let after = send(router.clone(), Method::GET, uri, &with_cookie, "").await;
+            assert_eq!(after.status(), StatusCode::UNAUTHORIZED, "{uri}");
+            assert!(after.headers().get(header::WWW_AUTHENTICATE).is_some());
+        }
+    }
+
+    #[tokio::test]
+    async fn the_cookie_is_secure_only_behind_a_trusted_proxy_saying_https() {
+        let (state, _tx) = state(Some("t0ken"));
+        let router = app(state);
+        let sign_in = |peer: &'static str, proto: Option<&'static str>| {
+            let router = router.clone();
+            async move {
+                let mut request = HttpRequest::post("/api/v1/session")
+                    .header(header::HOST, "dispatch.example.com");
+                let origin = match proto {
+                    Some(p) => format!("{p}://dispatch.example.com"),
+                    None => "http://dispatch.example.com".into(),
+                };
+                request = request.header(header::ORIGIN, origin);
+                if let Some(p) = proto {
+                    request = request.header("x-forwarded-proto", p);
+                }
+                let mut request = request
+                    .body(Body::from(r#"{"token":"t0ken"}"#))
+                    .expect("request");
+                request
+                    .extensions_mut()
+                    .insert(ConnectInfo(peer.parse::<SocketAddr>().expect("peer")));
+                let response = router.oneshot(request).await.expect("infallible");
+                (
+                    response.status(),
+                    response
+                        .headers()
+                        .get(header::SET_COOKIE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            }
+        };
+        let (status, cookie) = sign_in("10.0.0.9:5000", Some("https")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(cookie.ends_with("; Secure"), "{cookie}");
+        let (status, cookie) = sign_in("10.0.0.9:5000", None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(!cookie.contains("Secure"), "{cookie}");
+        // An untrusted peer's header is not believed, so its https Origin
+        // is not this (http) server's.
+        let (status, cookie) = sign_in("192.0.2.1:5000", Some("https")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert!(cookie.is_empty());
+    }
+
+    #[tokio::test]
+    async fn without_auth_the_session_says_nobody_and_sets_no_cookie() {
+        let (state, _tx) = state(None);
+        let router = app(state.clone());
+        let response = send(
+            router.clone(),
+            Method::POST,
+            "/api/v1/session",
+            &[OWN_ORIGIN],
+            r#"{"token":"anything"}"#,
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers().get(header::SET_COOKIE).is_none());
+        assert_eq!(body_text(response).await, r#"{"auth":"none","user":null}"#);
+        let info = send(router, Method::GET, "/api/v1/session", &[], "").await;
+        assert_eq!(info.status(), StatusCode::OK);
+        assert_eq!(body_text(info).await, r#"{"auth":"none","user":null}"#);
+        assert!(state.sessions.is_empty());
     }
 }

@@ -15,16 +15,34 @@
 //! - [`view`]: the snapshots built from the store, per namespace and per job.
 //! - [`hub`]: shared state; applies event batches, publishes `change`
 //!   frames, re-classifies the jobs that changed.
+//! - [`auth`]: the auth modes, TokenReviews, SubjectAccessReviews and the
+//!   cache of their answers.
+//! - [`session`]: browser sessions (the `dd_session` cookie).
 //! - [`http`]: the axum router, the SSE streams, the one [`http::AppError`].
 //! - [`metrics`]: Prometheus text.
 //!
 //! # HTTP API
 //!
-//! Every `/api` route answers JSON (or SSE), and requires
-//! `Authorization: Bearer <token>` when a token is configured. Errors are
-//! `{"error": "<message>"}` with a 4xx/5xx status. A namespace that is not
-//! watched, or (with `--all-namespaces`) has no Namespace object, is 404 on
-//! every `{ns}` route.
+//! Every `/api` route answers JSON (or SSE). With `--auth token` or
+//! `--auth kubernetes` it requires an identity: `Authorization: Bearer
+//! <token>`, or the `dd_session` cookie from sign-in; without one (or with
+//! one that is rejected) it answers 401 with `WWW-Authenticate: Bearer`. In
+//! `kubernetes` mode a `{ns}` route of a namespace the caller may not see
+//! answers 403 `{"error":"forbidden"}`, whether or not it exists, and
+//! `/api/v1/namespaces` lists only the namespaces they may see (see
+//! [`auth`]). Errors are `{"error": "<message>"}` with a 4xx/5xx status. A
+//! namespace that is not watched, or (with `--all-namespaces`) has no
+//! Namespace object, is 404 on every `{ns}` route the caller may see.
+//!
+//! - `POST /api/v1/session` with `{"token":"..."}` → 200 `{"user","groups",
+//!   "auth"}` and `Set-Cookie: dd_session=<id>; HttpOnly; SameSite=Strict;
+//!   Path=/` (plus `Secure` behind a `--trusted-proxy` saying
+//!   `X-Forwarded-Proto: https`), or 401; with `--auth none` 200
+//!   `{"user":null,"auth":"none"}` and no cookie. `GET /api/v1/session` →
+//!   the same document for the identity presented, or 401.
+//!   `DELETE /api/v1/session` → 204, the session ends, the cookie is
+//!   cleared. Every POST or DELETE whose `Origin` is not the server's own
+//!   is 403.
 //!
 //! - `GET /api/v1/namespaces` → `{"namespaces":[..],"allNamespaces":bool,
 //!   "mode":"plain"|"kueue","nodesReadable":bool,"apiVersions":{kind:
@@ -54,7 +72,9 @@
 //!   watch has listed once and whenever a watch has been unhealthy for more
 //!   than a minute; `watches` lists every watch not `ok`: `pending`,
 //!   `failing`, `forbidden`, `notServed`, or `unknownVersions` with the
-//!   versions the cluster serves), `GET /metrics` (Prometheus text).
+//!   versions the cluster serves), `GET /metrics` (Prometheus text; in
+//!   `kubernetes` mode only for an identity allowed `get` on the
+//!   non-resource URL `/metrics`).
 //!
 //! # Supervision
 //!
@@ -96,6 +116,7 @@
 //! paragraph). The server reports those as orphans; a single snapshot
 //! cannot say which UID a pod once belonged to.
 
+pub mod auth;
 pub mod discovery;
 pub mod health;
 pub mod hosts;
@@ -104,6 +125,7 @@ pub mod hub;
 pub mod listen;
 pub mod metrics;
 pub mod projection;
+pub mod session;
 pub mod store;
 pub mod view;
 pub mod watch;
@@ -148,6 +170,30 @@ pub enum Error {
     /// `--token` or `DISPATCH_DASH_TOKEN` is not usable as a header value.
     #[error("the token must be visible ASCII without spaces")]
     BadToken,
+    /// The token given is empty.
+    #[error("the token is empty (--token, --token-file or DISPATCH_DASH_TOKEN)")]
+    EmptyToken,
+    /// The token file could not be read.
+    #[error("reading the token file {path}: {source}")]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--auth token` without a token, or a token with another mode.
+    #[error("{0}")]
+    AuthFlags(&'static str),
+    /// `--auth none` on an address other machines reach.
+    #[error(
+        "refusing to serve {0} without authentication: --auth none on a non-loopback address \
+         lets anyone who reaches it read the cluster. Use --auth kubernetes (or --auth token), \
+         listen on 127.0.0.1, or pass --allow-unauthenticated"
+    )]
+    Unauthenticated(SocketAddr),
+    /// The auth set-up failed (the server may not make reviews).
+    #[error(transparent)]
+    Auth(#[from] auth::Error),
     /// API discovery failed at start (`--mode auto` needs it).
     #[error(transparent)]
     Discovery(#[from] discovery::Error),
@@ -240,9 +286,30 @@ pub struct ServeArgs {
     /// A kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
-    /// Require `Authorization: Bearer <token>` on /api (also DISPATCH_DASH_TOKEN).
-    #[arg(long)]
+    /// How requests are authenticated: `kubernetes` (TokenReview and
+    /// SubjectAccessReview against the cluster), `token` (one shared
+    /// secret) or `none`. Default: `token` when a token is given, else `none`.
+    #[arg(long, value_enum)]
+    pub auth: Option<auth::AuthMode>,
+    /// The shared secret of `--auth token` (also DISPATCH_DASH_TOKEN).
+    #[arg(long, conflicts_with = "token_file")]
     pub token: Option<String>,
+    /// A file holding the shared secret (one trailing newline is dropped).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Serve without authentication on a non-loopback address.
+    #[arg(long)]
+    pub allow_unauthenticated: bool,
+    /// A proxy (address or CIDR, repeatable) whose `X-Forwarded-Proto:
+    /// https` marks the session cookie `Secure`.
+    #[arg(long = "trusted-proxy", value_name = "CIDR")]
+    pub trusted_proxies: Vec<auth::IpNet>,
+    /// A session ends after this long unused, e.g. `8h`, `30m`.
+    #[arg(long, default_value = "8h", value_parser = parse_duration)]
+    pub session_idle_timeout: Duration,
+    /// The most sessions kept; past it the longest idle is ended.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_sessions: usize,
     /// The most server-sent event streams open at once.
     #[arg(long, default_value_t = 256)]
     pub max_sse_clients: usize,
@@ -332,8 +399,8 @@ pub struct ServerConfig {
     pub mode: ModeChoice,
     /// Listen address.
     pub listen: SocketAddr,
-    /// Bearer token for /api.
-    pub token: Option<String>,
+    /// Authentication and authorization.
+    pub auth: auth::AuthConfig,
     /// SSE stream cap.
     pub max_sse_clients: usize,
     /// Captured pod caps.
@@ -385,10 +452,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "" | "s" => value,
         "ms" => value / 1000.0,
         "m" => value * 60.0,
-        _ => return Err(format!("{text:?}: the unit must be ms, s or m")),
+        "h" => value * 3600.0,
+        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
     };
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 {
-        return Err(format!("{text:?} must be more than 0 and at most a day"));
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 7.0 * 86_400.0 {
+        return Err(format!("{text:?} must be more than 0 and at most a week"));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -468,6 +536,13 @@ const DISCOVERED_KINDS: [ObjectKind; 4] = [
 pub async fn start(config: ServerConfig) -> Result<Server, Error> {
     let default_namespace = config.kube.default_namespace.clone();
     let client = kube::Client::try_from(config.kube)?;
+    let sessions = http_sessions(&config.auth);
+    let authenticator = auth::Authenticator::new(
+        config.auth,
+        // Reviews go through the server's own client.
+        Some(client.clone()),
+    );
+    authenticator.check_delegation().await?;
     let discovered = match discovery::discover(&client, &DISCOVERED_KINDS).await {
         Ok(found) => Some(found),
         // `--mode auto` cannot decide without it; with a mode given, the
@@ -555,7 +630,8 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
     let connections = Arc::new(ConnectionMetrics::default());
     let state = http::AppState {
         hub: hub.clone(),
-        token: config.token.map(Arc::from),
+        auth: Arc::new(authenticator),
+        sessions,
         hosts: Arc::new(HostPolicy::new(addr, &config.http.allowed_hosts)),
         streams: Arc::new(http::StreamSlots::new(
             config.max_sse_clients,
@@ -584,6 +660,80 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
         http: Some(http),
         workers,
     })
+}
+
+fn http_sessions(config: &auth::AuthConfig) -> Arc<session::SessionStore> {
+    Arc::new(session::SessionStore::new(
+        config.session_idle_timeout,
+        config.max_sessions,
+    ))
+}
+
+/// The auth settings from the flags and the environment (`env_token`:
+/// DISPATCH_DASH_TOKEN): the mode defaults to `token` when a token is given,
+/// else `none`; a token from a file or the environment loses one trailing
+/// newline; an empty token is an error, as is `--auth none` on a
+/// non-loopback address without `--allow-unauthenticated`.
+pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::AuthConfig, Error> {
+    let token = match (&args.token, &args.token_file) {
+        (Some(token), _) => Some(token.clone()),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFile {
+                path: path.clone(),
+                source,
+            })?;
+            Some(auth::strip_one_newline(&text).to_string())
+        }
+        (None, None) => env_token.map(|t| auth::strip_one_newline(&t).to_string()),
+    };
+    if let Some(token) = &token {
+        if token.is_empty() {
+            return Err(Error::EmptyToken);
+        }
+        if !token.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::BadToken);
+        }
+    }
+    let mode = match (args.auth, &token) {
+        (Some(mode), _) => mode,
+        (None, Some(_)) => auth::AuthMode::Token,
+        (None, None) => auth::AuthMode::None,
+    };
+    match (mode, &token) {
+        (auth::AuthMode::Token, None) => {
+            return Err(Error::AuthFlags(
+                "--auth token needs a token: --token, --token-file or DISPATCH_DASH_TOKEN",
+            ))
+        }
+        (auth::AuthMode::Kubernetes | auth::AuthMode::None, Some(_)) => {
+            return Err(Error::AuthFlags(
+                "a token is given (--token, --token-file or DISPATCH_DASH_TOKEN) but --auth is not token",
+            ))
+        }
+        _ => {}
+    }
+    check_exposure(args.listen, mode, args.allow_unauthenticated)?;
+    Ok(auth::AuthConfig {
+        mode,
+        token,
+        session_idle_timeout: args.session_idle_timeout,
+        max_sessions: args.max_sessions.max(1),
+        trusted_proxies: args.trusted_proxies.clone(),
+        ..auth::AuthConfig::default()
+    })
+}
+
+/// Refuses `--auth none` on an address other machines reach, unless
+/// `--allow-unauthenticated`.
+pub fn check_exposure(
+    listen: SocketAddr,
+    mode: auth::AuthMode,
+    allow_unauthenticated: bool,
+) -> Result<(), Error> {
+    if mode == auth::AuthMode::None && !listen.ip().is_loopback() && !allow_unauthenticated {
+        return Err(Error::Unauthenticated(listen));
+    }
+    Ok(())
 }
 
 /// Applies watch events in batches: whatever has queued up is applied
@@ -671,17 +821,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
-    let token = args
-        .token
-        .clone()
-        .or_else(|| std::env::var("DISPATCH_DASH_TOKEN").ok())
-        .filter(|t| !t.is_empty());
-    if token
-        .as_ref()
-        .is_some_and(|t| !t.bytes().all(|b| b.is_ascii_graphic()))
-    {
-        return Err(Error::BadToken);
-    }
+    let auth = auth_config(&args, std::env::var("DISPATCH_DASH_TOKEN").ok())?;
     let mut namespaces = args.namespaces.clone();
     let mut embedded = None;
     let cluster = find_cluster(&args);
@@ -709,7 +849,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         all_namespaces: args.all_namespaces,
         mode: args.mode,
         listen: args.listen,
-        token,
+        auth,
         max_sse_clients: args.max_sse_clients,
         limits: StoreLimits {
             captured_total: args.max_captured_pods,
@@ -838,6 +978,104 @@ mod tests {
         assert!(end.panicked);
         assert_eq!(end.to_string(), "the worker `panics` panicked");
         workers.abort_all();
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn args(list: &[&str]) -> ServeArgs {
+        <Cli as clap::Parser>::try_parse_from(std::iter::once("serve").chain(list.iter().copied()))
+            .expect("valid flags")
+            .serve
+    }
+
+    #[test]
+    fn the_mode_defaults_to_token_when_a_token_is_given_else_none() {
+        let config = auth_config(&args(&["--token", "s3cret"]), None).expect("token mode");
+        assert_eq!(config.mode, auth::AuthMode::Token);
+        assert_eq!(config.token.as_deref(), Some("s3cret"));
+        let config = auth_config(&args(&[]), Some("from-env\n".into())).expect("token mode");
+        assert_eq!(config.mode, auth::AuthMode::Token);
+        assert_eq!(
+            config.token.as_deref(),
+            Some("from-env"),
+            "one newline dropped"
+        );
+        let config = auth_config(&args(&[]), None).expect("none");
+        assert_eq!(config.mode, auth::AuthMode::None);
+        assert_eq!(config.session_idle_timeout, Duration::from_secs(8 * 3600));
+        assert_eq!(config.max_sessions, 10_000);
+        assert!(matches!(
+            auth_config(&args(&["--auth", "token"]), None),
+            Err(Error::AuthFlags(_))
+        ));
+        assert!(matches!(
+            auth_config(&args(&["--auth", "kubernetes", "--token", "x"]), None),
+            Err(Error::AuthFlags(_))
+        ));
+        let config = auth_config(&args(&["--auth", "kubernetes"]), None).expect("kubernetes");
+        assert_eq!(config.mode, auth::AuthMode::Kubernetes);
+    }
+
+    #[test]
+    fn a_token_file_loses_one_trailing_newline_and_an_empty_token_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("dispatch-dash-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("token");
+        std::fs::write(&file, "s3cret\n\n").expect("write");
+        let path = file.display().to_string();
+        // Only one newline goes: the second is part of the token, which no
+        // header can carry.
+        assert!(matches!(
+            auth_config(&args(&["--token-file", &path]), None),
+            Err(Error::BadToken)
+        ));
+        std::fs::write(&file, "s3cret\n").expect("write");
+        let config = auth_config(&args(&["--token-file", &path]), None).expect("read");
+        assert_eq!(config.token.as_deref(), Some("s3cret"));
+        std::fs::write(&file, "\n").expect("write");
+        assert!(matches!(
+            auth_config(&args(&["--token-file", &path]), None),
+            Err(Error::EmptyToken)
+        ));
+        assert!(matches!(
+            auth_config(&args(&["--token", ""]), None),
+            Err(Error::EmptyToken)
+        ));
+        assert!(matches!(
+            auth_config(&args(&[]), Some(String::new())),
+            Err(Error::EmptyToken)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn no_auth_is_refused_on_a_non_loopback_address_unless_allowed() {
+        let refused = auth_config(&args(&["--listen", "0.0.0.0:8080"]), None);
+        let message = refused.expect_err("refused").to_string();
+        assert!(message.contains("--allow-unauthenticated"), "{message}");
+        assert!(auth_config(
+            &args(&["--listen", "0.0.0.0:8080", "--allow-unauthenticated"]),
+            None
+        )
+        .is_ok());
+        assert!(auth_config(
+            &args(&["--listen", "0.0.0.0:8080", "--auth", "kubernetes"]),
+            None
+        )
+        .is_ok());
+        // The demo on loopback, the default, is unaffected.
+        assert!(auth_config(&args(&["--demo"]), None).is_ok());
+        assert!(auth_config(&args(&["--listen", "[::1]:9000"]), None).is_ok());
+        assert!(check_exposure(
+            "10.0.0.1:80".parse().expect("addr"),
+            auth::AuthMode::Token,
+            false
+        )
+        .is_ok());
     }
 
     #[tokio::test]

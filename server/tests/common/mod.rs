@@ -43,7 +43,10 @@ pub struct Settings {
     pub mode: ModeChoice,
     /// Watch every namespace (`--all-namespaces`) instead of [`NS`] only.
     pub all_namespaces: bool,
+    /// A shared token: `--auth token` (overrides `auth`'s mode and token).
     pub token: Option<String>,
+    /// The auth settings (mode `none` by default).
+    pub auth: serve::auth::AuthConfig,
     pub max_sse_clients: usize,
     pub limits: StoreLimits,
     pub http: HttpSettings,
@@ -56,6 +59,7 @@ impl Default for Settings {
             mode: ModeChoice::Auto,
             all_namespaces: false,
             token: None,
+            auth: serve::auth::AuthConfig::default(),
             max_sse_clients: 32,
             limits: StoreLimits::default(),
             http: HttpSettings::default(),
@@ -84,7 +88,14 @@ pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
         all_namespaces: settings.all_namespaces,
         mode: settings.mode,
         listen: "127.0.0.1:0".parse().expect("addr"),
-        token: settings.token,
+        auth: match settings.token {
+            Some(token) => serve::auth::AuthConfig {
+                mode: serve::auth::AuthMode::Token,
+                token: Some(token),
+                ..settings.auth
+            },
+            None => settings.auth,
+        },
         max_sse_clients: settings.max_sse_clients,
         limits: settings.limits,
         http: settings.http,
