@@ -93,7 +93,10 @@ fn connect(live: Live, ns: String, generation: u64) {
         live.conn.set(Conn::Reconnecting { since: now_ms() });
         return;
     };
-    let current = move || live.generation.get_value() == generation;
+    // Callbacks and timers can outlive the component (a 401 from the
+    // namespaces fetch brings the form while a probe is under way): a
+    // disposed component is not current.
+    let current = move || live.generation.try_get_value() == Some(generation);
     let on_snapshot = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         if !current() {
             return;

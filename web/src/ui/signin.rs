@@ -73,8 +73,8 @@ pub fn SignIn() -> impl IntoView {
             // The secret does not stay in the page, whatever the outcome;
             // this form goes away on success, so it is reset first.
             input.set_value("");
-            pending.set(false);
-            auth.state.update(|s| s.on_sign_in(outcome));
+            pending.try_set(false);
+            auth.state.try_update(|s| s.on_sign_in(outcome));
         });
     };
     Effect::new(move |_| {
@@ -109,8 +109,8 @@ pub fn WhoAmI() -> impl IntoView {
                 .await
                 .ok()
                 .map(|a| a.status);
-            pending.set(false);
-            auth.state.update(|s| s.on_sign_out(status));
+            pending.try_set(false);
+            auth.state.try_update(|s| s.on_sign_out(status));
         });
     };
     view! {
