@@ -1,5 +1,7 @@
 //! The live dashboard: the namespace's `snapshots` stream feeds the store,
 //! the table shows it, and `/explain` explains one of its objects.
+//! A 401, from the namespaces fetch or from the fetch that asks why the
+//! stream failed, hands the page over to the sign-in form.
 
 use std::sync::Arc;
 
