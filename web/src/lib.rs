@@ -3,13 +3,14 @@
 //! in the browser with the `classify-wasm` engine.
 //!
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
-//! `timeline::Layout`) with methods, tested natively; `ui` holds the
-//! Leptos components.
+//! `timeline::Layout`, `session::AuthState`) with methods, tested natively;
+//! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
 
 pub mod query;
 pub mod server_info;
+pub mod session;
 pub mod store;
 pub mod timeline;
 pub mod ui;

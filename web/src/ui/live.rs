@@ -1,5 +1,7 @@
 //! The live dashboard: the namespace's `snapshots` stream feeds the store,
 //! the table shows it, and `/explain` explains one of its objects.
+//! A 401, from the namespaces fetch or from the fetch that asks why the
+//! stream failed, hands the page over to the sign-in form.
 
 use std::sync::Arc;
 
@@ -9,6 +11,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::explain::ExplainView;
+use super::net::{fetch_text, FetchError};
+use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
 use crate::query::{Page, ViewState};
@@ -65,6 +69,7 @@ struct Live {
     holder: StoredValue<Option<Connection>, LocalStorage>,
     generation: StoredValue<u64>,
     repaint_pending: StoredValue<bool>,
+    auth: Auth,
 }
 
 /// Tells the views the store changed, once per animation frame however many
@@ -90,7 +95,10 @@ fn connect(live: Live, ns: String, generation: u64) {
         live.conn.set(Conn::Reconnecting { since: now_ms() });
         return;
     };
-    let current = move || live.generation.get_value() == generation;
+    // Callbacks and timers can outlive the component (a 401 from the
+    // namespaces fetch brings the form while a probe is under way): a
+    // disposed component is not current.
+    let current = move || live.generation.try_get_value() == Some(generation);
     let on_snapshot = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         if !current() {
             return;
@@ -142,16 +150,27 @@ fn connect(live: Live, ns: String, generation: u64) {
             .and_then(|t| t.dyn_into::<web_sys::EventSource>().ok())
             .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED);
         if closed {
-            // The browser gave up (an HTTP error): open a new stream later.
+            // The browser gave up on an HTTP error, whose status an
+            // EventSource does not tell: a fetch asks. A 401 brings the
+            // sign-in form instead of retrying forever; anything else opens
+            // a new stream later.
             let ns = ns.clone();
-            set_timeout(
-                move || {
-                    if live.generation.get_value() == generation {
-                        connect(live, ns, generation);
+            leptos::task::spawn_local(async move {
+                if fetch_text("/api/v1/namespaces").await == Err(FetchError::Unauthorized) {
+                    if current() {
+                        live.auth.unauthorized();
                     }
-                },
-                std::time::Duration::from_millis(RETRY_MS),
-            );
+                    return;
+                }
+                set_timeout(
+                    move || {
+                        if current() {
+                            connect(live, ns, generation);
+                        }
+                    },
+                    std::time::Duration::from_millis(RETRY_MS),
+                );
+            });
         }
     });
     let _ =
@@ -163,23 +182,6 @@ fn connect(live: Live, ns: String, generation: u64) {
         source,
         _handlers: vec![on_snapshot, on_change, on_open, on_error],
     }));
-}
-
-async fn fetch_text(url: &str) -> Result<String, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(url))
-        .await
-        .map_err(|_| format!("cannot reach the server ({url})"))?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_| "not a response")?;
-    if !response.ok() {
-        return Err(format!("{url}: HTTP {}", response.status()));
-    }
-    let text = response.text().map_err(|_| "no body")?;
-    wasm_bindgen_futures::JsFuture::from(text)
-        .await
-        .map_err(|_| "cannot read the body".to_string())?
-        .as_string()
-        .ok_or_else(|| "the body is not text".to_string())
 }
 
 /// Saves `text` as a file through a temporary link.
@@ -215,13 +217,19 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         holder: StoredValue::new_local(None),
         generation: StoredValue::new(0),
         repaint_pending: StoredValue::new(false),
+        auth: expect_context::<Auth>(),
     };
     let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
     leptos::task::spawn_local(async move {
-        let result = fetch_text("/api/v1/namespaces")
-            .await
-            .and_then(|t| ServerInfo::parse(&t));
-        info.set(Some(result));
+        let result = match fetch_text("/api/v1/namespaces").await {
+            Ok(text) => ServerInfo::parse(&text),
+            Err(FetchError::Unauthorized) => {
+                live.auth.unauthorized();
+                return;
+            }
+            Err(FetchError::Failed(e)) => Err(e),
+        };
+        info.try_set(Some(result));
     });
     let namespaces = Memo::new(move |_| info.get().map(|r| r.map(|i| i.namespaces)));
     let demo = Memo::new(move |_| matches!(info.get(), Some(Ok(ServerInfo { demo: true, .. }))));

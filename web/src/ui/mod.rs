@@ -1,16 +1,19 @@
-//! The Leptos components. State lives in the plain structs of `store` and
-//! `query`; Effects here only sync with the outside (the URL, the event
-//! stream, timers).
+//! The Leptos components. State lives in the plain structs of `store`,
+//! `query` and `session`; Effects here only sync with the outside (the URL,
+//! the event stream, the session, timers).
 
 mod explain;
 mod live;
+mod net;
 mod offline;
+mod signin;
 mod table;
 
 use leptos::prelude::*;
 use wasm_bindgen::JsValue;
 
 use crate::query::{Page, ViewState};
+use crate::session::AuthState;
 
 fn window() -> web_sys::Window {
     web_sys::window().expect("a browser window")
@@ -97,12 +100,22 @@ pub fn App() -> impl IntoView {
         view: RwSignal::new(current_view()),
     };
     provide_context(nav);
+    let auth = signin::Auth::new();
+    provide_context(auth);
     let on_pop = window_event_listener(leptos::ev::popstate, move |_| {
         nav.view.set(current_view());
     });
     on_cleanup(move || on_pop.remove());
     let now = clock();
     let offline = Memo::new(move |_| nav.view.with(|v| v.page == Page::Offline));
+    let needs_sign_in = Memo::new(move |_| auth.state.with(AuthState::needs_sign_in));
+    // The live page asks who it is signed in as; the offline page asks
+    // nothing, so it needs no sign-in.
+    Effect::new(move |_| {
+        if !offline.get() {
+            auth.ask_once();
+        }
+    });
     let go_live = move |_| nav.go(ViewState::default());
     let go_offline = move |_| {
         nav.go(ViewState {
@@ -117,10 +130,13 @@ pub fn App() -> impl IntoView {
                 <button class="link" aria-current=move || (!offline.get()).then_some("page") on:click=go_live>"Live"</button>
                 <button class="link" aria-current=move || offline.get().then_some("page") on:click=go_offline>"Offline"</button>
             </nav>
+            <signin::WhoAmI />
         </header>
         <main>
             {move || if offline.get() {
                 view! { <offline::Offline now=now /> }.into_any()
+            } else if needs_sign_in.get() {
+                view! { <signin::SignIn /> }.into_any()
             } else {
                 view! { <live::Live now=now /> }.into_any()
             }}

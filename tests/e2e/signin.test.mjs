@@ -1,0 +1,216 @@
+// Sign-in in the browser, against the session contract:
+//   any /api route may answer 401 {"error":"unauthorized"};
+//   POST /api/v1/session {"token":"..."} -> 200 {user, groups, auth} and an
+//     HttpOnly dd_session cookie, or 401 {"error": ...};
+//   GET /api/v1/session -> 200 {user, groups, auth} or 401;
+//   DELETE /api/v1/session -> 204, and the API answers 401 again.
+//
+// (a) runs against a Node stand-in of that contract serving dist/, (b)
+// against the real `dispatch-dash serve --demo --token S` (a still cluster,
+// so nothing races the simulation).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { launch, watchErrors, serveDist, startServer, uiFor, cases, shot } from './helpers.mjs';
+
+const rows = 'table.obs tbody tr';
+const STILL = ['--demo-seed', '7', '--demo-warmup-steps', '60', '--demo-still'];
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** Page errors, minus what the browser logs for each 401 answer: those are
+ * the contract at work, not a fault. */
+function watchUnexpectedErrors(page) {
+  const errors = watchErrors(page);
+  return () => errors.filter((e) => !/status of 401|401 \(Unauthorized\)/.test(e));
+}
+
+/** The status the API gives this page now (with its cookie, if any). */
+function apiStatus(page, path = '/api/v1/namespaces') {
+  return page.evaluate((p) => fetch(p).then((r) => r.status), path);
+}
+
+async function signIn(page, token) {
+  await page.fill('#token', token);
+  await page.press('#token', 'Enter');
+}
+
+/** A stand-in of the session contract in front of one namespace whose
+ * stream sends `snapshot` once and stays open. */
+function standIn({ token, snapshot, rejection }) {
+  const sessions = new Set();
+  const streams = new Set();
+  const seen = [];
+  const user = { user: 'alice', groups: ['team-a'], auth: 'token' };
+  const api = (req, res, path) => {
+    seen.push(`${req.method} ${path}`);
+    const cookie = /(?:^|;\s*)dd_session=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
+    const signedIn = cookie !== undefined && sessions.has(cookie);
+    const json = (status, body, headers = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const unauthorized = () => json(401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
+    if (path === '/api/v1/session' && req.method === 'POST') {
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => {
+        let presented = null;
+        try { presented = JSON.parse(body).token; } catch { /* not JSON: refused below */ }
+        if (!/^application\/json/.test(req.headers['content-type'] ?? '') || presented !== token) {
+          return json(401, { error: rejection }, { 'www-authenticate': 'Bearer' });
+        }
+        const id = randomUUID();
+        sessions.add(id);
+        json(200, user, { 'set-cookie': `dd_session=${id}; HttpOnly; SameSite=Strict; Path=/` });
+      });
+      return;
+    }
+    if (path === '/api/v1/session' && req.method === 'DELETE') {
+      sessions.delete(cookie);
+      res.writeHead(204, { 'set-cookie': 'dd_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0' });
+      return res.end();
+    }
+    if (!signedIn) return unauthorized();
+    if (path === '/api/v1/session') return json(200, user);
+    if (path === '/api/v1/namespaces') return json(200, { namespaces: ['team-a'], demo: false });
+    if (path === '/api/v1/namespaces/team-a/snapshots') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.write(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
+      streams.add(res);
+      res.on('close', () => streams.delete(res));
+      return;
+    }
+    json(404, { error: 'not found' });
+  };
+  /** Every session ends server-side (expired, or signed out elsewhere),
+   * and the open streams with them. */
+  const expireAll = () => {
+    sessions.clear();
+    for (const s of streams) s.end();
+  };
+  return { api, seen, expireAll };
+}
+
+test('stand-in: the form on 401, the refusal as text, the dashboard, a reload, a session that ends, sign-out', { timeout: 120_000 }, async () => {
+  const snapshot = cases().find((c) => c.name === 'complete').snapshot;
+  const rejection = 'bad token <b>x</b>';
+  const stand = standIn({ token: 'the-secret', snapshot, rejection });
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  const errors = watchUnexpectedErrors(page);
+  try {
+    // The offline page makes no request, so it needs no sign-in.
+    await page.goto(`${site.url}/offline`);
+    await page.waitForSelector('#input', { timeout: 30_000 });
+    assert.equal(await page.locator('#signin').count(), 0, 'no form on the offline page');
+    assert.deepEqual(stand.seen, [], 'the offline page asked the API nothing');
+
+    await page.goto(`${site.url}/`);
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    assert.equal(await page.locator('#token').getAttribute('type'), 'password');
+    assert.equal(await page.locator('#token').getAttribute('autocomplete'), 'current-password');
+    assert.equal(await page.locator('label[for="token"]').count(), 1, 'the field is labelled');
+    assert.equal(await page.locator(rows).count(), 0, 'no dashboard without a session');
+    assert.equal(await page.locator('#signout').count(), 0);
+    await shot(page, 'signin-form');
+
+    // A wrong token: the stand-in's words, markup included, as text.
+    await signIn(page, 'wrong');
+    await page.waitForFunction((t) => document.querySelector('#signin-error')?.textContent.includes(t),
+      rejection, { timeout: 10_000 });
+    assert.equal(await page.locator('#signin-error b').count(), 0, 'the refusal is not parsed as HTML');
+    assert.equal(await page.inputValue('#token'), '', 'the typed token does not stay in the page');
+    await shot(page, 'signin-refused');
+
+    // The right token: the dashboard loads without a page reload.
+    await page.evaluate(() => { window.__samePage = true; });
+    await signIn(page, 'the-secret');
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.equal(await page.evaluate(() => window.__samePage), true, 'no page reload');
+    assert.equal((await page.locator('#whoami').textContent()).trim(), 'alice');
+    assert.equal(await page.locator('#signout').count(), 1);
+    assert.equal(await page.locator('#signin').count(), 0);
+    assert.ok(stand.seen.includes('POST /api/v1/session'));
+    await shot(page, 'signin-dashboard');
+
+    // A reload keeps the session (the cookie): straight to the dashboard.
+    await page.reload();
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('#whoami')?.textContent.trim() === 'alice',
+      null, { timeout: 10_000 });
+    assert.equal(await page.locator('#signin').count(), 0);
+
+    // The session ends on the server while the stream is open: the
+    // stream's reconnect meets a 401, and the page shows the form instead
+    // of retrying.
+    stand.expireAll();
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    assert.match(await page.locator('#signin-error').textContent(), /session has ended/);
+    assert.equal(await page.locator('#whoami').count(), 0);
+
+    // Sign in again, then sign out: the form, and the API says 401 again.
+    await signIn(page, 'the-secret');
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.equal(await page.locator('#signin').count(), 0);
+    await page.click('#signout');
+    await page.waitForSelector('form#signin', { timeout: 10_000 });
+    assert.equal(await page.locator('#signout').count(), 0);
+    assert.equal(await page.locator('#whoami').count(), 0);
+    assert.ok(stand.seen.includes('DELETE /api/v1/session'));
+    assert.equal(await apiStatus(page), 401);
+    await page.reload();
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    assert.deepEqual(errors(), []);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+test('real binary (--token): sign in, the rows of team-a, a reload, sign-out', { timeout: 180_000 }, async () => {
+  const secret = `s-${randomUUID()}`;
+  const server = await startServer([...STILL, '--token', secret]);
+  const ui = await uiFor(server.url);
+  const page = await browser.context.newPage();
+  const errors = watchUnexpectedErrors(page);
+  const teamA = () => page.$$eval(rows, (trs) => trs.map((t) => t.dataset.key));
+  try {
+    await page.goto(`${ui.url}/?ns=team-a`);
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    assert.equal(await apiStatus(page), 401, 'the API wants a sign-in');
+
+    await signIn(page, `${secret}-wrong`);
+    await page.waitForFunction(() => document.querySelector('#signin-error')?.textContent.includes('unauthorized'),
+      null, { timeout: 10_000 });
+
+    await signIn(page, secret);
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    const keys = await teamA();
+    assert.ok(keys.length > 0 && keys.every((k) => k.split('/')[1] === 'team-a'), `rows of team-a: ${keys}`);
+    await page.waitForSelector('#signout', { timeout: 10_000 });
+    // The header shows whatever name the server gives (none when null).
+    const { user } = await page.evaluate(() => fetch('/api/v1/session').then((r) => r.json()));
+    if (user) {
+      await page.waitForFunction((u) => document.querySelector('#whoami')?.textContent.trim() === u, user, { timeout: 10_000 });
+    } else {
+      assert.equal(await page.locator('#whoami').count(), 0);
+    }
+
+    await page.reload();
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.deepEqual(await teamA(), keys, 'the same rows after a reload');
+    assert.equal(await page.locator('#signin').count(), 0);
+
+    await page.click('#signout');
+    await page.waitForSelector('form#signin', { timeout: 10_000 });
+    assert.equal(await apiStatus(page), 401, 'signed out for the server too');
+    assert.deepEqual(errors(), []);
+  } finally {
+    await page.close();
+    await ui.close();
+    await server.stop();
+  }
+});
