@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use dispatch_dash::serve::listen::ConnectionLimits;
 use dispatch_dash::serve::HttpSettings;
-use emulator::scenario::objects::{self, JobRef, PodRef};
+use emulator::scenario::objects;
 use hyper::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -157,17 +157,10 @@ async fn a_stalled_event_stream_reader_is_dropped_and_a_fresh_client_gets_its_sn
     // more than the socket buffers of a client that does not read can hold.
     let uid = create_trainjob(&emu, "big", "s1");
     create_jobset(&emu, "big", "s1", &uid);
-    let job = JobRef::new(NS, "big", "s1");
     let message = "x".repeat(1 << 20);
     let now = emulator::time::now_rfc3339();
     for rank in 0..8 {
-        let p = PodRef {
-            rank,
-            admission: 1,
-            restart_attempt: 0,
-            suffix: format!("r{rank:04}"),
-        };
-        let pod = objects::pod_running(objects::pod(&job, &p, &now), "gpu-node-1", &now);
+        let (pod, _) = running_pod("big", "s1", rank);
         let pod = objects::pod_terminated(pod, "Error", 1, &message, &now);
         emu.create(pod).expect("create pod");
     }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use dispatch_dash::serve::store::StoreLimits;
-use emulator::scenario::objects::{self, JobRef, PodRef};
+use emulator::scenario::objects::{self, JobRef};
 use emulator::Kind;
 use hyper::StatusCode;
 use serde_json::Value;
@@ -153,25 +153,13 @@ async fn without_permission_to_list_namespaces_the_namespaces_seen_are_served() 
 /// Creates a pod of `llm-1-s1` whose kept hold-instance annotation is
 /// `bytes` long, and returns its name.
 fn create_big_pod(emu: &emulator::Emulator, rank: usize, bytes: usize) -> String {
-    let job = JobRef::new(NS, "llm-1", "s1");
+    let (pod, name) = running_pod("llm-1", "s1", rank);
     let now = emulator::time::now_rfc3339();
-    let p = PodRef {
-        rank,
-        admission: 1,
-        restart_attempt: 0,
-        suffix: format!("r{rank:04}"),
-    };
-    let mut pod = objects::pod_terminated(
-        objects::pod_running(objects::pod(&job, &p, &now), "gpu-node-1", &now),
-        "Error",
-        1,
-        "",
-        &now,
-    );
+    let mut pod = objects::pod_terminated(pod, "Error", 1, "", &now);
     pod["metadata"]["annotations"][classify_wasm::keys::HOLD_INSTANCE] =
         Value::from("h".repeat(bytes));
     emu.create(pod).expect("create pod");
-    p.name(&job)
+    name
 }
 
 fn metric(text: &str, series: &str) -> u64 {

@@ -15,16 +15,12 @@ use hyper::StatusCode;
 use serde_json::Value;
 
 async fn kueue_emulator(versions: WorkloadVersions) -> RunningEmulator {
-    let emu = Emulator::new(EmulatorConfig {
+    serve_emulator(EmulatorConfig {
         kueue: true,
         workload_versions: versions,
-        default_namespace: NS.into(),
-        bookmark_interval: Duration::from_millis(500),
-        ..EmulatorConfig::default()
-    });
-    emu.serve("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("emulator serves")
+        ..emulator_config()
+    })
+    .await
 }
 
 /// A TrainJob `llm-1-s1` and its Workload, deactivated: in Kueue mode it

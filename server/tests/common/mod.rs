@@ -27,13 +27,26 @@ pub const SECRET: &str = "hunter2-very-secret";
 
 /// An emulator served on 127.0.0.1:0.
 pub async fn emulator(kueue: bool) -> RunningEmulator {
-    let emu = Emulator::new(EmulatorConfig {
+    serve_emulator(EmulatorConfig {
         kueue,
+        ..emulator_config()
+    })
+    .await
+}
+
+/// The tests' emulator settings: namespace `NS`, frequent bookmarks.
+pub fn emulator_config() -> EmulatorConfig {
+    EmulatorConfig {
         default_namespace: NS.into(),
         bookmark_interval: Duration::from_millis(500),
         ..EmulatorConfig::default()
-    });
-    emu.serve("127.0.0.1:0".parse().expect("addr"))
+    }
+}
+
+/// An emulator of `config` served on 127.0.0.1:0.
+pub async fn serve_emulator(config: EmulatorConfig) -> RunningEmulator {
+    Emulator::new(config)
+        .serve("127.0.0.1:0".parse().expect("addr"))
         .await
         .expect("emulator serves")
 }
@@ -271,6 +284,21 @@ pub fn fail_trainjob(emu: &Emulator, job_id: &str, sub: &str) {
     .expect("patch status");
 }
 
+/// A running pod of TrainJob `<job_id>-<sub>` (rank `rank`, execution
+/// A=1 J=0, on gpu-node-1), not created yet, and its name.
+pub fn running_pod(job_id: &str, sub: &str, rank: usize) -> (Value, String) {
+    let job = JobRef::new(NS, job_id, sub);
+    let now = emulator::time::now_rfc3339();
+    let p = PodRef {
+        rank,
+        admission: 1,
+        restart_attempt: 0,
+        suffix: format!("r{rank:04}"),
+    };
+    let pod = objects::pod_running(objects::pod(&job, &p, &now), "gpu-node-1", &now);
+    (pod, p.name(&job))
+}
+
 /// Creates a running pod of the TrainJob whose node container carries a
 /// secret env value; with `exit_code`, the container has terminated.
 pub fn create_pod(
@@ -280,21 +308,14 @@ pub fn create_pod(
     rank: usize,
     exit_code: Option<i64>,
 ) -> String {
-    let job = JobRef::new(NS, job_id, sub);
+    let (mut pod, name) = running_pod(job_id, sub, rank);
     let now = emulator::time::now_rfc3339();
-    let p = PodRef {
-        rank,
-        admission: 1,
-        restart_attempt: 0,
-        suffix: format!("r{rank:04}"),
-    };
-    let mut pod = objects::pod_running(objects::pod(&job, &p, &now), "gpu-node-1", &now);
     pod["spec"]["containers"][0]["env"] = json!([{"name": "API_TOKEN", "value": SECRET}]);
     if let Some(code) = exit_code {
         pod = objects::pod_terminated(pod, "Error", code, "", &now);
     }
     emu.create(pod).expect("create pod");
-    p.name(&job)
+    name
 }
 
 /// The server's snapshot of the test namespace.
