@@ -121,6 +121,12 @@ async function standIn(ns, snapshot) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ namespaces: [ns], allNamespaces: false, mode: snapshot.mode, nodesReadable: snapshot.nodesReadable }));
     }
+    if (path === '/api/v1/session') {
+      // The page asks who is signed in; the stand-in, like `serve --auth
+      // none`, says nobody needs to be.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ user: null, auth: 'none' }));
+    }
     if (path === `/api/v1/namespaces/${ns}/snapshots`) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
