@@ -590,3 +590,30 @@ async fn workloads_are_read_at_the_version_the_cluster_prefers() {
         "read at v1beta1: the same verdict"
     );
 }
+
+/// Issue 11: a Kueue whose Workloads are served only in a version this
+/// server does not understand is not silently ignored: auto mode classifies
+/// in plain mode and `/readyz` names the kind and the versions served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workloads_served_only_in_an_unknown_version_are_named() {
+    let api = ApiServer::start(Workloads::V1beta3Only, &[NS]).await;
+    let trainjob = create_trainjob(&api, "llm-9", None).await;
+    create_jobset(&api, "llm-9", &trainjob).await;
+    let server = dispatch_dash(&api.kubeconfig_yaml(), ModeChoice::Auto).await;
+    let addr = server.addr;
+    let (status, ready) = get_json(addr, "/readyz").await;
+    assert_eq!(status, StatusCode::OK, "plain mode works: {ready}");
+    assert_eq!(ready["mode"], "plain", "{ready}");
+    let named = ready["watches"]
+        .as_array()
+        .and_then(|w| w.iter().find(|e| e["kind"] == "Workload"))
+        .cloned()
+        .unwrap_or_else(|| panic!("Workload is named in /readyz: {ready}"));
+    assert_eq!(named["state"], "unknownVersions", "{named}");
+    assert_eq!(named["servedVersions"], json!(["v1beta3"]), "{named}");
+    assert!(ready["apiVersions"].get("Workload").is_none(), "{ready}");
+    // The jobs are still classified, in plain mode.
+    let observed = observed(addr, "llm-9", "llm-9 classified", |_| true).await;
+    assert_eq!(observed["object"]["uid"], uid(&trainjob).as_str());
+    server.shutdown().await.expect("clean shutdown");
+}

@@ -68,6 +68,8 @@ pub enum Workloads {
     V1beta2Only,
     /// Only v1beta1, as an older Kueue serves it.
     V1beta1Only,
+    /// Only v1beta3, a version dispatch-dash does not understand.
+    V1beta3Only,
 }
 
 impl Workloads {
@@ -77,6 +79,7 @@ impl Workloads {
             Workloads::AsKueueShips => Some("workload-v1beta1-v1beta2.yaml"),
             Workloads::V1beta2Only => Some("workload-v1beta2.yaml"),
             Workloads::V1beta1Only => Some("workload-v1beta1.yaml"),
+            Workloads::V1beta3Only => Some("workload-v1beta3.yaml"),
         }
     }
 }
