@@ -42,19 +42,26 @@ fn random_namespace(state: &mut u64) -> String {
     format!("ns-{:016x}", *state)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_namespaces_get_404_and_allocate_nothing_and_real_ones_come_and_go() {
-    let running = emulator(false).await;
-    let emu = running.emulator().clone();
-    create_trainjob(&emu, "llm-1", "s1");
-    let server = server(
-        &running,
+/// The server in front of `running`, watching every namespace.
+async fn all_namespaces_server(
+    running: &emulator::RunningEmulator,
+) -> dispatch_dash::serve::Server {
+    server(
+        running,
         Settings {
             all_namespaces: true,
             ..Settings::default()
         },
     )
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_namespaces_get_404_and_allocate_nothing_and_real_ones_come_and_go() {
+    let running = emulator(false).await;
+    let emu = running.emulator().clone();
+    create_trainjob(&emu, "llm-1", "s1");
+    let server = all_namespaces_server(&running).await;
     let addr = server.addr;
     ready(addr).await;
     assert!(listed_namespaces(addr).await.contains(&NS.to_string()));
@@ -126,14 +133,7 @@ async fn without_permission_to_list_namespaces_the_namespaces_seen_are_served() 
     let emu = running.emulator().clone();
     emu.forbid("namespaces");
     create_trainjob(&emu, "llm-1", "s1");
-    let server = server(
-        &running,
-        Settings {
-            all_namespaces: true,
-            ..Settings::default()
-        },
-    )
-    .await;
+    let server = all_namespaces_server(&running).await;
     let addr = server.addr;
     ready(addr).await;
     eventually(10, "the namespace seen in objects", || async move {

@@ -18,11 +18,8 @@ use common::apiserver::{ApiServer, Workloads, ADMIN_TOKEN, ALICE_TOKEN, BOB_TOKE
 use common::*;
 use dispatch_dash::serve::auth::{AuthConfig, AuthMode};
 use dispatch_dash::serve::{self, HttpSettings, ModeChoice, Server, ServerConfig};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::BodyExt;
+use hyper::{Method, StatusCode};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
@@ -98,17 +95,7 @@ async fn send(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
-    let mut builder = Request::builder()
-        .method(method)
-        .uri(format!("http://{addr}{path}"));
-    for (k, v) in headers {
-        builder = builder.header(*k, *v);
-    }
-    let request = builder
-        .body(Full::new(Bytes::from(body.to_string())))
-        .expect("request");
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let response = client.request(request).await.expect("response");
+    let response = request_with(addr, method, path, headers, body.as_bytes().to_vec()).await;
     let header = |name: &str| {
         response
             .headers()

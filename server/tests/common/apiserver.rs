@@ -290,19 +290,12 @@ impl ApiServer {
             .create(&PostParams::default(), &dynamic)
             .await
             .unwrap_or_else(|e| panic!("create {name}: {e}"));
+        let created = to_json(&created);
         match status {
             Some(status) if status.as_object().is_some_and(|s| !s.is_empty()) => {
-                let patched = api
-                    .patch_status(
-                        &name,
-                        &PatchParams::default(),
-                        &Patch::Merge(json!({ "status": status })),
-                    )
-                    .await
-                    .unwrap_or_else(|e| panic!("write the status of {name}: {e}"));
-                to_json(&patched)
+                self.patch_status(&created, status).await
             }
-            _ => to_json(&created),
+            _ => created,
         }
     }
 

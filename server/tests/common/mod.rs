@@ -148,7 +148,20 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: Vec<u8>,
 ) -> Response<Incoming> {
-    let mut builder = Request::get(format!("http://{addr}{path}"));
+    request_with(addr, hyper::Method::GET, path, headers, body).await
+}
+
+/// Sends a request with any method; `body` is sent as is.
+pub async fn request_with(
+    addr: SocketAddr,
+    method: hyper::Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Response<Incoming> {
+    let mut builder = Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}{path}"));
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }
