@@ -31,8 +31,8 @@ pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Prove
 pub use snapshot::{Mode, Options, READ_KINDS};
 pub use source::Position;
 pub use trace::{
-    ExecutionPod, ExecutionTrace, Explanation, FindingSource, FindingTrace, NoteTrace, RuleTrace,
-    Trace, Verdict,
+    explanations_text, printable, AttemptTrace, ExecutionPod, ExecutionTrace, Explanation,
+    FindingSource, FindingTrace, NoteTrace, RuleTrace, Trace, Verdict,
 };
 
 /// The label and annotation keys of section 1.

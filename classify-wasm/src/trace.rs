@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::observation::{CauseKind, Execution, Observation};
+use crate::observation::{Cause, CauseKind, Execution, Observation};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -90,6 +90,21 @@ pub struct ExecutionTrace {
     pub pods: Vec<ExecutionPod>,
 }
 
+/// One execution (A, J) of a TrainJob and its own section-7 winner, from
+/// that execution's pods alone. The observation's cause reads the current
+/// execution only; these say why each earlier attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptTrace {
+    pub execution: Execution,
+    /// The execution section 5 picks (the observation's `execution`).
+    pub current: bool,
+    /// The winning finding as a cause, in the observation's form; `None`
+    /// when the execution's pods have no finding.
+    pub cause: Option<Cause>,
+    /// The execution's pods, live and captured, in name order.
+    pub pods: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoteTrace {
     /// `F1`..`F5`, `S1`..`S11`.
@@ -107,6 +122,10 @@ pub struct Trace {
     /// The cause rule (a–d, a Failed-reason row, or the unknown-condition rule).
     pub cause: Option<RuleTrace>,
     pub execution: ExecutionTrace,
+    /// Every execution among the counted pods, newest first (higher R, then
+    /// higher A); empty for an orphan or when no pod counts.
+    #[serde(default)]
+    pub attempts: Vec<AttemptTrace>,
     pub findings: Vec<FindingTrace>,
     pub foreign: Vec<NoteTrace>,
     pub situation: Vec<NoteTrace>,
@@ -159,6 +178,33 @@ impl fmt::Display for Trace {
                 )?;
             }
         }
+        if !self.attempts.is_empty() {
+            writeln!(f, "attempts (newest first):")?;
+            for a in &self.attempts {
+                let (mark, current) = if a.current {
+                    ("*", " current")
+                } else {
+                    (" ", "")
+                };
+                let cause = match &a.cause {
+                    Some(c) => format!(
+                        "{}{}: {}",
+                        c.kind,
+                        c.provenance
+                            .map(|p| format!(", from {}", p.as_str()))
+                            .unwrap_or_default(),
+                        c.detail
+                    ),
+                    None => "no finding".to_string(),
+                };
+                writeln!(
+                    f,
+                    "  {mark} {}{current}, pods {}: {cause}",
+                    a.execution,
+                    a.pods.join(", ")
+                )?;
+            }
+        }
         for (title, notes) in [("foreign", &self.foreign), ("situation", &self.situation)] {
             if !notes.is_empty() {
                 writeln!(f, "{title}:")?;
@@ -169,4 +215,46 @@ impl fmt::Display for Trace {
         }
         Ok(())
     }
+}
+
+/// Every explanation as a person reads it, one block per object separated by
+/// a blank line: `<Kind> <ns>/<name>: <state> (<cause>[, from <provenance>])`,
+/// the detail, then the trace. This is exactly what `dispatch-dash classify
+/// --output explain` prints, and what a case's `expectedExplain` pins; it
+/// lives here so the CLI and the golden harness cannot render it apart.
+pub fn explanations_text(explained: &[Explanation]) -> String {
+    use fmt::Write as _;
+    let mut out = String::new();
+    for (i, e) in explained.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let o = &e.observation;
+        let _ = writeln!(
+            out,
+            "{} {}/{}: {} ({}{})",
+            o.object.kind,
+            o.object.namespace,
+            o.object.name,
+            o.state,
+            o.cause.kind,
+            o.cause
+                .provenance
+                .map(|p| format!(", from {}", p.as_str()))
+                .unwrap_or_default()
+        );
+        if !o.cause.detail.is_empty() {
+            let _ = writeln!(out, "detail: {}", o.cause.detail);
+        }
+        out.push_str(&e.trace.to_string());
+    }
+    out.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}
+
+/// Text from the cluster never reaches a terminal as control sequences: each
+/// control character becomes U+FFFD.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
 }

@@ -1,5 +1,7 @@
 //! `dispatch-dash classify`: a snapshot or kubectl dump in, observations out,
-//! as JSON, a kubectl-style table, or explanations for a person to read.
+//! as JSON, a kubectl-style table, explanations for a person to read
+//! (`explain`, rendered by the engine's `explanations_text`), or the same
+//! explanation values as JSON (`explain-json`, what the wasm `explain` returns).
 //!
 //! Bad input exits with status 2 and one line on stderr:
 //! `error: <source>:<line>:<column>: <what is wrong>`.
@@ -9,13 +11,16 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use classify_wasm::{Explanation, Mode, Observation, Options};
+use classify_wasm::{Mode, Observation, Options};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
     Table,
     Json,
     Explain,
+    /// The explanation values (observation and trace) as JSON, exactly what
+    /// the wasm `explain` returns, for scripts.
+    ExplainJson,
 }
 
 #[derive(Debug, clap::Args)]
@@ -102,7 +107,13 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
         }
         Output::Explain => {
             let explained = classify_wasm::explain_bytes(&bytes, options).map_err(input_error)?;
-            explain(&explained)
+            classify_wasm::explanations_text(&explained)
+        }
+        Output::ExplainJson => {
+            let explained = classify_wasm::explain_bytes(&bytes, options).map_err(input_error)?;
+            let mut text = serde_json::to_string_pretty(&explained).unwrap_or_default();
+            text.push('\n');
+            text
         }
     })
 }
@@ -133,12 +144,9 @@ pub fn main(args: ClassifyArgs) -> ExitCode {
     }
 }
 
-/// Text from the cluster never reaches a terminal as control sequences.
-pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect()
-}
+/// Text from the cluster never reaches a terminal as control sequences (the
+/// engine's rule, so the table and the explanation agree).
+pub use classify_wasm::printable;
 
 fn yes(b: bool) -> &'static str {
     if b {
@@ -215,40 +223,4 @@ pub fn table(observations: &[Observation], width: Option<usize>) -> String {
         line(&cells);
     }
     out
-}
-
-/// Each observation's trace, for a person to read.
-pub fn explain(explained: &[Explanation]) -> String {
-    let mut out = String::new();
-    for (i, e) in explained.iter().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let o = &e.observation;
-        let _ = writeln!(
-            out,
-            "{} {}/{}: {} ({}{})",
-            o.object.kind,
-            o.object.namespace,
-            o.object.name,
-            o.state,
-            o.cause.kind,
-            o.cause
-                .provenance
-                .map(|p| format!(", from {}", p.as_str()))
-                .unwrap_or_default()
-        );
-        if !o.cause.detail.is_empty() {
-            let _ = writeln!(out, "detail: {}", o.cause.detail);
-        }
-        out.push_str(&e.trace.to_string());
-    }
-    printable_lines(&out)
-}
-
-fn printable_lines(text: &str) -> String {
-    text.split('\n')
-        .map(printable)
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -158,6 +158,50 @@ fn explain_prints_the_deciding_rule_and_the_facts() {
     );
 }
 
+/// `--output explain-json` is the explanation values the wasm `explain`
+/// returns (the engine's serde JSON), attempts included, and `--output
+/// explain` is exactly the engine's rendering of them, the text the golden
+/// `expectedExplain` cases pin.
+#[test]
+fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(shared().join("cases/execution-selection.json")).unwrap(),
+    )
+    .unwrap();
+    let input = case["snapshot"].to_string();
+    let engine = classify_wasm::explain(&input, Default::default()).unwrap();
+
+    let out = classify_stdin(input.as_bytes(), &["--output", "explain-json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(printed, serde_json::to_value(&engine).unwrap());
+    let typed: Vec<classify_wasm::Explanation> = serde_json::from_value(printed.clone()).unwrap();
+    assert_eq!(typed, engine);
+    // Scripts read the attempts from it: each TrainJob's executions, one current.
+    let attempts = printed[0]["trace"]["attempts"].as_array().expect("attempts");
+    assert!(attempts.len() > 1, "{attempts:?}");
+    assert_eq!(
+        attempts.iter().filter(|a| a["current"] == true).count(),
+        1,
+        "{attempts:?}"
+    );
+    assert_eq!(attempts[0]["execution"], case["expected"][0]["execution"]);
+
+    let text = classify_stdin(input.as_bytes(), &["--output", "explain"]);
+    assert!(text.status.success());
+    assert_eq!(
+        String::from_utf8(text.stdout).unwrap(),
+        classify_wasm::explanations_text(&engine)
+    );
+
+    let bad = classify_stdin(b"[\"a\"]", &["--output", "explain-json"]);
+    assert_bad_input(&bad, "error: <stdin>:1:2: ");
+}
+
 #[test]
 fn overrides_change_the_reading() {
     let case: serde_json::Value = serde_json::from_slice(
