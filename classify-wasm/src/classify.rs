@@ -11,8 +11,8 @@ use crate::observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Pr
 use crate::snapshot::{Mode, Snapshot};
 use crate::time::Time;
 use crate::trace::{
-    AttemptTrace, ExecutionPod, ExecutionTrace, Explanation, FindingSource, FindingTrace, NoteTrace, RuleTrace,
-    Trace, Verdict,
+    AttemptTrace, ExecutionPod, ExecutionTrace, Explanation, FindingSource, FindingTrace,
+    NoteTrace, RuleTrace, Trace, Verdict,
 };
 
 pub const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
@@ -283,7 +283,7 @@ fn findings_of<'p, 's: 'p, 'a: 's>(
 /// Section 7: the winner of findings sorted by [`findings_of`], as a cause:
 /// `pod <name>: <detail>`, then `; other ranks: ` and the rest.
 fn winner_cause(findings: &[Finding<'_, '_>]) -> Option<Cause> {
-let (first, rest) = findings.split_first()?;
+    let (first, rest) = findings.split_first()?;
     let mut detail = format!("pod {}: {}", first.pod.pod.meta.name, first.detail);
     if !rest.is_empty() {
         detail.push_str("; other ranks: ");

@@ -248,7 +248,10 @@ pub fn explanations_text(explained: &[Explanation]) -> String {
         }
         out.push_str(&e.trace.to_string());
     }
-    out.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+    out.split('\n')
+        .map(printable)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Text from the cluster never reaches a terminal as control sequences: each

@@ -1,5 +1,9 @@
 //! Every case file, natively: `../shared/cases`, `../shared/dumps` and this
 //! crate's own `cases/`, read from disk at test time.
+//!
+//! `UPDATE_EXPECT=1 cargo test -p classify-wasm` first rewrites the
+//! `expectedExplain` of every own case that has one from the engine's output
+//! (review the diff before committing), then checks as usual.
 
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -40,6 +44,36 @@ fn native(
     classify_wasm::classify(input, options).map_err(|e| e.to_string())
 }
 
+fn native_explain(
+    input: &str,
+    options: classify_wasm::Options,
+) -> Result<Vec<classify_wasm::Explanation>, String> {
+    classify_wasm::explain(input, options).map_err(|e| e.to_string())
+}
+
+/// The bless mode: each case file of `dir` that has an `expectedExplain` gets
+/// the text the engine renders now, and nothing else in it changes.
+fn bless_explanations(dir: &Path) {
+    let files = read_folder(dir);
+    let cases = harness::cases_from_files(&files).unwrap_or_else(|e| panic!("{e}"));
+    for (case, (name, text)) in cases.iter().zip(&files) {
+        assert_eq!(&case.name, name, "cases follow the files");
+        if case.expected_explain.is_none() {
+            continue;
+        }
+        let explained = native_explain(&case.input, case.options)
+            .unwrap_or_else(|e| panic!("{name}: explain failed: {e}"));
+        let rendered = classify_wasm::explanations_text(&explained);
+        let rewritten = harness::with_expected_explain(text, &rendered)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .unwrap_or_else(|| panic!("{name}: expectedExplain is not a top-level key"));
+        if &rewritten != text {
+            std::fs::write(dir.join(name), rewritten).unwrap_or_else(|e| panic!("{name}: {e}"));
+            eprintln!("UPDATE_EXPECT: rewrote the expectedExplain of {name}");
+        }
+    }
+}
+
 fn run_folder(dir: &Path, at_least: usize) {
     let files = read_folder(dir);
     let cases = harness::cases_from_files(&files).unwrap_or_else(|e| panic!("{e}"));
@@ -49,7 +83,7 @@ fn run_folder(dir: &Path, at_least: usize) {
         dir.display(),
         cases.len()
     );
-    let failures = harness::check_all(&cases, native);
+    let failures = harness::check_all(&cases, native, native_explain);
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n\n{}",
@@ -71,7 +105,82 @@ fn shared_kubectl_dumps() {
 
 #[test]
 fn own_cases() {
-    run_folder(&Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"), 1);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    if std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1") {
+        bless_explanations(&dir);
+    }
+    run_folder(&dir, 1);
+}
+
+/// Golden explanations exist in number, and for every id the trace can emit.
+#[test]
+fn golden_explanations_cover_every_rule() {
+    let files = read_folder(&Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"));
+    let cases = harness::cases_from_files(&files).unwrap_or_else(|e| panic!("{e}"));
+    let mut ids = std::collections::BTreeSet::new();
+    let mut pinned = 0;
+    for case in cases.iter().filter(|c| c.expected_explain.is_some()) {
+        pinned += 1;
+        for e in native_explain(&case.input, case.options).unwrap() {
+            let t = &e.trace;
+            ids.extend(
+                t.rules
+                    .iter()
+                    .filter(|r| r.verdict == classify_wasm::Verdict::Matched)
+                    .map(|r| format!("rule {}", r.id)),
+            );
+            ids.extend(t.cause.iter().map(|c| format!("cause {}", c.id)));
+            ids.extend(t.foreign.iter().chain(&t.situation).map(|n| n.rule.clone()));
+            if t.attempts.len() > 1 {
+                ids.insert("several attempts".to_string());
+            }
+        }
+    }
+    assert!(pinned >= 15, "{pinned} golden explanations");
+    let mut want: Vec<String> = (1..=6).map(|n| format!("rule {n}")).collect();
+    want.extend(["JobSet", "TrainingRuntime", "Pod"].map(|k| format!("rule orphan/{k}")));
+    want.extend(
+        [
+            "1",
+            "2/pod-evidence",
+            "2/no-evidence",
+            "2/DeadlineExceeded",
+            "2/TrainingRuntimeNotSupported",
+            "2/other",
+            "none",
+            "6a",
+            "6b",
+            "6c",
+            "6d",
+            "unknown-condition",
+        ]
+        .map(|id| format!("cause {id}")),
+    );
+    want.extend((1..=5).map(|n| format!("F{n}")));
+    want.extend((1..=11).map(|n| format!("S{n}")));
+    want.push("several attempts".to_string());
+    let missing: Vec<&String> = want.iter().filter(|id| !ids.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "no golden explanation shows {missing:?}"
+    );
+}
+
+/// The bless step rewrites the one string and keeps every other byte.
+#[test]
+fn bless_rewrites_only_the_expected_explain() {
+    let file = "{\n  \"name\": \"x\",\n  \"snapshot\": {\"expectedExplain\": \"inner\"},\n  \"expectedExplain\": \"old\\ntext\",\n  \"expected\": []\n}\n";
+    let rewritten = harness::with_expected_explain(file, "new \"text\"\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        rewritten,
+        "{\n  \"name\": \"x\",\n  \"snapshot\": {\"expectedExplain\": \"inner\"},\n  \"expectedExplain\": \"new \\\"text\\\"\\n\",\n  \"expected\": []\n}\n"
+    );
+    assert_eq!(
+        harness::with_expected_explain("{\"name\": \"x\"}", "t").unwrap(),
+        None
+    );
 }
 
 /// The explanation's observation is the observation.
@@ -118,6 +227,117 @@ fn yaml_dumps_convert_to_json_that_classifies_the_same() {
             }
             // Only input that is no dump at all fails to convert, with the same error.
             Err(e) => assert_eq!(from_yaml, Err(e), "{name}"),
+        }
+    }
+}
+
+fn own_case_explained(name: &str) -> Vec<classify_wasm::Explanation> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cases")
+        .join(name);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    classify_wasm::explain(&doc["snapshot"].to_string(), Default::default()).unwrap()
+}
+
+/// Issue 10's done-when job: three attempts, newest first, each with its own
+/// cause in the observation's form, as the JSON the browser and scripts read.
+#[test]
+fn attempts_list_every_execution_newest_first_with_its_own_cause() {
+    let explained = own_case_explained("attempts-oom-node-lost-exit.json");
+    let attempts = serde_json::to_value(&explained[0].trace.attempts).unwrap();
+    assert_eq!(
+        attempts,
+        serde_json::json!([
+            {
+                "execution": { "admission": 1, "restartAttempt": 2 },
+                "current": true,
+                "cause": {
+                    "kind": "non-zero-exit",
+                    "provenance": "pod",
+                    "detail": "pod train-1-s1-node-0-0-c2: node container terminated: Error, exit code 1"
+                },
+                "pods": ["train-1-s1-node-0-0-c2"]
+            },
+            {
+                "execution": { "admission": 1, "restartAttempt": 1 },
+                "current": false,
+                "cause": {
+                    "kind": "node-lost",
+                    "provenance": "captured-pod",
+                    "detail": "pod train-1-s1-node-0-0-b1: DisruptionTarget: DeletionByTaintManager: Taint manager: deleting due to NoExecute taint; other ranks: train-1-s1-node-0-0-b1 non-zero-exit (node container terminated: Error, exit code 143)"
+                },
+                "pods": ["train-1-s1-node-0-0-b1"]
+            },
+            {
+                "execution": { "admission": 1, "restartAttempt": 0 },
+                "current": false,
+                "cause": {
+                    "kind": "out-of-memory",
+                    "provenance": "captured-pod",
+                    "detail": "pod train-1-s1-node-0-0-a0: node container terminated: OOMKilled, exit code 137"
+                },
+                "pods": ["train-1-s1-node-0-0-a0"]
+            }
+        ])
+    );
+    // The current attempt's cause is the observation's cause.
+    assert_eq!(
+        explained[0].trace.attempts[0].cause.as_ref(),
+        Some(&explained[0].observation.cause)
+    );
+}
+
+/// R ties go to the higher A, in the order and in the current mark; an
+/// attempt without a finding has a null cause.
+#[test]
+fn attempts_break_r_ties_by_admission() {
+    let explained = own_case_explained("attempts-readmission-ties.json");
+    let trace = &explained[0].trace;
+    let order: Vec<(u64, u64, bool, bool)> = trace
+        .attempts
+        .iter()
+        .map(|a| {
+            (
+                a.execution.admission,
+                a.execution.restart_attempt,
+                a.current,
+                a.cause.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (2, 1, true, false),
+            (1, 2, false, true),
+            (2, 0, false, true),
+            (1, 1, false, true),
+            (1, 0, false, false),
+        ]
+    );
+    assert_eq!(
+        Some(trace.attempts[0].execution),
+        explained[0].observation.execution
+    );
+}
+
+/// No counted pod (execution null) and orphans: no attempts at all.
+#[test]
+fn no_attempts_without_a_counted_pod_or_for_an_orphan() {
+    for name in [
+        "attempts-none-without-counters.json",
+        "explain-orphans.json",
+    ] {
+        let explained = own_case_explained(name);
+        assert!(!explained.is_empty(), "{name}");
+        for e in explained {
+            assert_eq!(e.observation.execution, None, "{name}");
+            assert!(
+                e.trace.attempts.is_empty(),
+                "{name}: {:?}",
+                e.trace.attempts
+            );
         }
     }
 }

@@ -28,6 +28,23 @@ fn through_js(
     }
 }
 
+fn explain_through_js(
+    input: &str,
+    options: classify_wasm::Options,
+) -> Result<Vec<classify_wasm::Explanation>, String> {
+    let options = serde_wasm_bindgen::to_value(&options).expect("options serialize");
+    match classify_wasm::wasm::explain(input, options) {
+        Ok(value) => {
+            serde_wasm_bindgen::from_value(value).map_err(|e| format!("not explanations: {e}"))
+        }
+        Err(e) => {
+            let value: JsValue = e.into();
+            let error: js_sys::Error = value.into();
+            Err(String::from(error.message()))
+        }
+    }
+}
+
 fn folder(prefix: &str) -> Vec<(String, String)> {
     EMBEDDED
         .iter()
@@ -45,7 +62,7 @@ fn run(prefix: &str, at_least: usize) {
         "{prefix}: {} cases embedded",
         cases.len()
     );
-    let failures = harness::check_all(&cases, through_js);
+    let failures = harness::check_all(&cases, through_js, explain_through_js);
     assert!(
         failures.is_empty(),
         "{} failed:\n{}",

@@ -8,12 +8,18 @@
 //!   `"expected"`, for this repo's own cases in `classify-wasm/cases/`;
 //! - a kubectl dump `X.yaml` whose expected observations are `X.expected.json`.
 //!
+//! Any JSON case may also carry `"expectedExplain"`: the exact text
+//! `dispatch-dash classify --output explain` prints for its input (the
+//! engine's `explanations_text`), checked with a line diff. Running the native
+//! tests with `UPDATE_EXPECT=1` rewrites that string, and nothing else, in
+//! every case file that has one ([`with_expected_explain`]).
+//!
 //! The check is rust-analyzer's `check(input, expect)`: classify, serialize,
 //! compare with the expectation, and print a readable diff when they differ.
 
 #![allow(dead_code)]
 
-use classify_wasm::{Observation, Options};
+use classify_wasm::{Explanation, Observation, Options};
 use serde_json::Value;
 
 pub struct Case {
@@ -21,7 +27,12 @@ pub struct Case {
     pub input: String,
     pub options: Options,
     pub want: Want,
+    /// The golden `--output explain` text, when the case pins one.
+    pub expected_explain: Option<String>,
 }
+
+/// The key of a case's golden explanation text.
+pub const EXPECTED_EXPLAIN: &str = "expectedExplain";
 
 pub enum Want {
     Observations(Value),
@@ -49,6 +60,7 @@ pub fn cases_from_files(files: &[(String, String)]) -> Result<Vec<Case>, String>
                 input: text.clone(),
                 options: Options::default(),
                 want: Want::Observations(want),
+                expected_explain: None,
             });
             continue;
         }
@@ -77,11 +89,22 @@ pub fn cases_from_files(files: &[(String, String)]) -> Result<Vec<Case>, String>
                 ))
             }
         };
+        let expected_explain = match doc.get(EXPECTED_EXPLAIN) {
+            None => None,
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(_) => return Err(format!("{name}: `{EXPECTED_EXPLAIN}` must be a string")),
+        };
+        if expected_explain.is_some() && !matches!(want, Want::Observations(_)) {
+            return Err(format!(
+                "{name}: `{EXPECTED_EXPLAIN}` needs `expected` (an error has no explanation)"
+            ));
+        }
         cases.push(Case {
             name: name.clone(),
             input,
             options,
             want,
+            expected_explain,
         });
     }
     Ok(cases)
@@ -107,15 +130,38 @@ pub fn diff(expected: &str, actual: &str) -> String {
             out.push_str(&format!("  {}\n", a[i]));
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push_str(&format!("+ {}\n", b[j]));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
             out.push_str(&format!("- {}\n", a[i]));
             i += 1;
+        } else {
+            out.push_str(&format!("+ {}\n", b[j]));
+            j += 1;
         }
     }
     out
+}
+
+/// The golden explanation check: the text `explain` renders for the case's
+/// input against its `expectedExplain`, with a line diff on mismatch.
+pub fn check_explain(
+    case: &Case,
+    explain: impl Fn(&str, Options) -> Result<Vec<Explanation>, String>,
+) -> Result<(), String> {
+    let Some(expected) = &case.expected_explain else {
+        return Ok(());
+    };
+    let explained = explain(&case.input, case.options)
+        .map_err(|e| format!("{}: explain failed: {e}", case.name))?;
+    let actual = classify_wasm::explanations_text(&explained);
+    if &actual != expected {
+        return Err(format!(
+            "{}: the explanation differs from `{EXPECTED_EXPLAIN}` (- expected, + actual; \
+             UPDATE_EXPECT=1 cargo test -p classify-wasm rewrites it)\n{}",
+            case.name,
+            diff(expected, &actual)
+        ));
+    }
+    Ok(())
 }
 
 /// Runs one case through `classify` (native or the wasm boundary) and
@@ -165,16 +211,94 @@ pub fn check(
     }
 }
 
-/// Runs every case and fails once, listing every failure.
+/// Runs every case (observations, and the explanation where pinned) and
+/// fails once, listing every failure.
 pub fn check_all(
     cases: &[Case],
     classify: impl Fn(&str, Options) -> Result<Vec<Observation>, String>,
+    explain: impl Fn(&str, Options) -> Result<Vec<Explanation>, String>,
 ) -> Vec<String> {
     let mut failures = Vec::new();
     for case in cases {
         if let Err(e) = check(case, &classify) {
             failures.push(e);
         }
+        if let Err(e) = check_explain(case, &explain) {
+            failures.push(e);
+        }
     }
     failures
+}
+
+/// The bless step: `file` (a case file's text) with the string value of its
+/// top-level `expectedExplain` replaced by `text`, every other byte kept, so
+/// a rewrite changes that one value and the file's formatting stays as it
+/// was. `None` when the file has no such key at the top level.
+pub fn with_expected_explain(file: &str, text: &str) -> Result<Option<String>, String> {
+    let Some(span) = top_level_string_value(file, EXPECTED_EXPLAIN)? else {
+        return Ok(None);
+    };
+    let literal = serde_json::to_string(text).map_err(|e| e.to_string())?;
+    Ok(Some(format!(
+        "{}{literal}{}",
+        &file[..span.start],
+        &file[span.end..]
+    )))
+}
+
+/// The byte range of the string literal (quotes included) that is the value
+/// of `key` in the top-level object of the JSON text `file`.
+fn top_level_string_value(file: &str, key: &str) -> Result<Option<std::ops::Range<usize>>, String> {
+    let bytes = file.as_bytes();
+    // The end (exclusive) of the string literal starting at `start`.
+    let string_end = |start: usize| -> Result<usize, String> {
+        let mut i = start + 1;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'"' => return Ok(i + 1),
+                _ => i += 1,
+            }
+        }
+        Err("an unterminated string".to_string())
+    };
+    let mut depth = 0usize;
+    // At depth 1, whether the next string is a key (after `{` or `,`).
+    let mut expect_key = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let end = string_end(i)?;
+                if depth == 1 && expect_key {
+                    let name: String =
+                        serde_json::from_str(&file[i..end]).map_err(|e| e.to_string())?;
+                    expect_key = false;
+                    if name == key {
+                        let mut j = end;
+                        while j < bytes.len()
+                            && (bytes[j].is_ascii_whitespace() || bytes[j] == b':')
+                        {
+                            j += 1;
+                        }
+                        if bytes.get(j) != Some(&b'"') {
+                            return Err(format!("`{key}` is not a string"));
+                        }
+                        return Ok(Some(j..string_end(j)?));
+                    }
+                }
+                i = end;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                expect_key = depth == 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => expect_key = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(None)
 }
