@@ -182,7 +182,9 @@ fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
     let typed: Vec<classify_wasm::Explanation> = serde_json::from_value(printed.clone()).unwrap();
     assert_eq!(typed, engine);
     // Scripts read the attempts from it: each TrainJob's executions, one current.
-    let attempts = printed[0]["trace"]["attempts"].as_array().expect("attempts");
+    let attempts = printed[0]["trace"]["attempts"]
+        .as_array()
+        .expect("attempts");
     assert!(attempts.len() > 1, "{attempts:?}");
     assert_eq!(
         attempts.iter().filter(|a| a["current"] == true).count(),
