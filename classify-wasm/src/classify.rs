@@ -1117,40 +1117,98 @@ fn orphans<'s, 'a>(
 
 /// Classifies a snapshot: one observation per TrainJob and per orphan, sorted.
 pub fn classify(snap: &Snapshot<'_>) -> Vec<Observation> {
-    run(snap, false).into_iter().map(|e| e.0).collect()
+    run::<Bare>(snap).into_iter().map(|(o, ())| o).collect()
 }
 
 /// Classifies a snapshot and explains every observation.
 pub fn explain(snap: &Snapshot<'_>) -> Vec<Explanation> {
-    run(snap, true)
+    run::<Traced>(snap)
         .into_iter()
-        .map(|(observation, trace)| Explanation {
-            observation,
-            trace: trace.expect("traces were requested"),
-        })
+        .map(|(observation, trace)| Explanation { observation, trace })
         .collect()
 }
 
-fn run(snap: &Snapshot<'_>, with_trace: bool) -> Vec<(Observation, Option<Trace>)> {
+/// Classifies a snapshot and lists each observation's attempts (the trace's
+/// `attempts` alone), for a table that shows them without building traces.
+pub fn classify_with_attempts(snap: &Snapshot<'_>) -> Vec<(Observation, Vec<AttemptTrace>)> {
+    run::<Attempts>(snap)
+}
+
+/// What [`run`] adds to each observation, from the same selection and
+/// decision the observation came from.
+trait Detail {
+    type Out;
+    fn trainjob(
+        sel: &Selection<'_, '_>,
+        decision: &Decision,
+        foreign: Vec<NoteTrace>,
+        situation: Vec<NoteTrace>,
+    ) -> Self::Out;
+    fn orphan(o: &Orphan<'_, '_>) -> Self::Out;
+}
+
+/// The observation alone.
+struct Bare;
+impl Detail for Bare {
+    type Out = ();
+    fn trainjob(_: &Selection<'_, '_>, _: &Decision, _: Vec<NoteTrace>, _: Vec<NoteTrace>) {}
+    fn orphan(_: &Orphan<'_, '_>) {}
+}
+
+/// The whole trace.
+struct Traced;
+impl Detail for Traced {
+    type Out = Trace;
+    fn trainjob(
+        sel: &Selection<'_, '_>,
+        decision: &Decision,
+        foreign: Vec<NoteTrace>,
+        situation: Vec<NoteTrace>,
+    ) -> Trace {
+        trace(sel, decision, foreign, situation)
+    }
+    fn orphan(o: &Orphan<'_, '_>) -> Trace {
+        orphan_trace(o)
+    }
+}
+
+/// The trace's attempts alone (an orphan has none).
+struct Attempts;
+impl Detail for Attempts {
+    type Out = Vec<AttemptTrace>;
+    fn trainjob(
+        sel: &Selection<'_, '_>,
+        _: &Decision,
+        _: Vec<NoteTrace>,
+        _: Vec<NoteTrace>,
+    ) -> Vec<AttemptTrace> {
+        sel.attempts()
+    }
+    fn orphan(_: &Orphan<'_, '_>) -> Vec<AttemptTrace> {
+        Vec::new()
+    }
+}
+
+fn run<D: Detail>(snap: &Snapshot<'_>) -> Vec<(Observation, D::Out)> {
     let ix = Index::new(snap);
     let mut read_pods = vec![false; snap.pods.len()];
     let mut out = Vec::with_capacity(snap.trainjobs.len());
     for t in &snap.trainjobs {
         let live = ix.live_pods(t);
         for &i in &live {
-            read_pods[i] = true;
+            if let Some(read) = read_pods.get_mut(i) {
+                *read = true;
+            }
         }
         let sel = Selection::new(snap, &ix, t, &live);
         let decision = sel.decide();
         let foreign = sel.foreign_notes();
         let situation = sel.situation_notes(decision.state);
         let obs = observe(&sel, &decision, &foreign, &situation);
-        let trace = with_trace.then(|| trace(&sel, &decision, foreign, situation));
-        out.push((obs, trace));
+        out.push((obs, D::trainjob(&sel, &decision, foreign, situation)));
     }
     for o in orphans(snap, &ix, &read_pods) {
-        let trace = with_trace.then(|| orphan_trace(&o));
-        out.push((orphan_observation(&o), trace));
+        out.push((orphan_observation(&o), D::orphan(&o)));
     }
     out.sort_by(|a, b| order(&a.0, &b.0));
     out

@@ -92,6 +92,32 @@ impl<'a> Parsed<'a> {
         let snap = snapshot::Snapshot::read(&self.documents, options)?;
         Ok(classify::explain(&snap))
     }
+
+    pub fn classify_with_attempts(&self, options: Options) -> Result<Vec<Attempted>, InputError> {
+        let snap = snapshot::Snapshot::read(&self.documents, options)?;
+        Ok(classify::classify_with_attempts(&snap)
+            .into_iter()
+            .map(|(observation, attempts)| Attempted {
+                observation,
+                attempts,
+            })
+            .collect())
+    }
+}
+
+/// An observation with its trace's `attempts` (every execution of a TrainJob,
+/// newest first, each with its own section-7 cause), without the rest of the
+/// trace: what a table of many objects needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempted {
+    pub observation: Observation,
+    pub attempts: Vec<AttemptTrace>,
+}
+
+/// Classifies, and gives each observation its attempts; the observations are
+/// exactly [`classify`]'s.
+pub fn classify_with_attempts(input: &str, options: Options) -> Result<Vec<Attempted>, InputError> {
+    Parsed::new(input)?.classify_with_attempts(options)
 }
 
 /// Classifies a snapshot or a kubectl dump (JSON or YAML).

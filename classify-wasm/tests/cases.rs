@@ -341,3 +341,36 @@ fn no_attempts_without_a_counted_pod_or_for_an_orphan() {
         }
     }
 }
+
+/// `classify_with_attempts` is `classify` plus the trace's attempts, for
+/// every case that classifies (shared and own).
+#[test]
+fn classify_with_attempts_is_classify_plus_the_traces_attempts() {
+    let mut inputs = Vec::new();
+    for dir in [
+        shared().join("cases"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"),
+    ] {
+        let files = read_folder(&dir);
+        let cases = harness::cases_from_files(&files).unwrap_or_else(|e| panic!("{e}"));
+        inputs.extend(
+            cases
+                .into_iter()
+                .filter(|c| matches!(c.want, harness::Want::Observations(_))),
+        );
+    }
+    assert!(inputs.len() >= 40, "{} inputs", inputs.len());
+    let mut several = 0;
+    for case in inputs {
+        let attempted = classify_wasm::classify_with_attempts(&case.input, case.options).unwrap();
+        let plain = classify_wasm::classify(&case.input, case.options).unwrap();
+        let explained = classify_wasm::explain(&case.input, case.options).unwrap();
+        assert_eq!(attempted.len(), plain.len(), "{}", case.name);
+        for ((a, o), e) in attempted.iter().zip(&plain).zip(&explained) {
+            assert_eq!(&a.observation, o, "{}", case.name);
+            assert_eq!(a.attempts, e.trace.attempts, "{}", case.name);
+            several += usize::from(a.attempts.len() > 1);
+        }
+    }
+    assert!(several >= 3, "{several} objects with several attempts");
+}

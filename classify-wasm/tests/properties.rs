@@ -187,8 +187,33 @@ fn check_input(text: &str) -> Result<(), TestCaseError> {
         prop_assert!(is_sorted(&observations), "not sorted: {:?}", observations);
         let explained =
             classify_wasm::explain(text, Options::default()).expect("explain agrees with classify");
+        let attempted = classify_wasm::classify_with_attempts(text, Options::default())
+            .expect("classify_with_attempts agrees with classify");
+        for (a, e) in attempted.iter().zip(&explained) {
+            prop_assert_eq!(&a.attempts, &e.trace.attempts);
+            // Newest first: (R, A) strictly decreasing, and only the first is current.
+            let keys: Vec<(u64, u64)> = a
+                .attempts
+                .iter()
+                .map(|x| {
+                    (
+                        x.execution.admission + x.execution.restart_attempt,
+                        x.execution.admission,
+                    )
+                })
+                .collect();
+            prop_assert!(keys.windows(2).all(|w| w[0] > w[1]), "order: {:?}", keys);
+            prop_assert!(a.attempts.first().is_none_or(|x| x.current));
+            prop_assert!(a.attempts.iter().skip(1).all(|x| !x.current));
+            prop_assert_eq!(
+                a.attempts.first().map(|x| x.execution),
+                e.observation.execution
+            );
+        }
         let again: Vec<Observation> = explained.into_iter().map(|e| e.observation).collect();
-        prop_assert_eq!(observations, again);
+        prop_assert_eq!(&observations, &again);
+        let plain: Vec<Observation> = attempted.into_iter().map(|a| a.observation).collect();
+        prop_assert_eq!(observations, plain);
     }
     Ok(())
 }
