@@ -2,7 +2,13 @@
 // with no request; bad input shows its line and column.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { href, launch, watchErrors, serveDist, cases, shot } from './helpers.mjs';
+
+/** One of the engine's own golden cases (classify-wasm/cases). */
+function engineCase(name) {
+  return JSON.parse(readFileSync(new URL(`../../classify-wasm/cases/${name}.json`, import.meta.url), 'utf8'));
+}
 
 let browser, site;
 before(async () => { browser = await launch(); site = await serveDist(); });
@@ -84,6 +90,44 @@ test('keyboard: arrows move along rows, Enter opens the explanation; overrides r
   // The mode override changes the classification input, and is applied.
   await page.selectOption('#mode', 'kueue');
   await page.waitForSelector('table.obs tbody tr');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('attempts: the table counts them, hovers the previous cause, the explanation lists each', async () => {
+  const { page, errors, requests } = await openOffline();
+  const c = engineCase('attempts-oom-node-lost-exit');
+  await page.fill('#input', JSON.stringify(c.snapshot));
+  await page.click('#classify');
+  const row = page.locator('table.obs tbody tr[data-key="TrainJob/team-a/train-1-s1"]');
+  await row.waitFor();
+  const cell = row.locator('td.attempts');
+  assert.equal((await cell.textContent()).trim(), '3');
+  assert.match(await cell.getAttribute('title'), /^previous attempt A=1 J=1: node-lost \(captured-pod\): pod train-1-s1-node-0-0-b1: DisruptionTarget: DeletionByTaintManager/);
+  await row.locator('button.open').click();
+  await page.waitForSelector('#attempts table.attempts-table');
+  const rows = page.locator('#attempts tbody tr');
+  assert.equal(await rows.count(), 3);
+  const got = [];
+  for (let i = 0; i < 3; i++) {
+    const r = rows.nth(i);
+    got.push([
+      await r.getAttribute('data-current'),
+      (await r.locator('td.exec').textContent()).trim(),
+      (await r.locator('.badge').textContent()).trim(),
+      (await r.locator('td.pods').textContent()).trim(),
+    ]);
+  }
+  assert.deepEqual(got, [
+    ['true', 'A=1 J=2', 'non-zero-exit', 'train-1-s1-node-0-0-c2'],
+    ['false', 'A=1 J=1', 'node-lost', 'train-1-s1-node-0-0-b1'],
+    ['false', 'A=1 J=0', 'out-of-memory', 'train-1-s1-node-0-0-a0'],
+  ]);
+  assert.equal(await rows.nth(0).locator('td.detail').textContent(), c.expected[0].cause.detail);
+  assert.equal(await rows.nth(2).locator('td.detail').textContent(),
+    'pod train-1-s1-node-0-0-a0: node container terminated: OOMKilled, exit code 137');
+  await shot(page, 'offline-attempts');
+  assert.deepEqual(requests, []);
   assert.deepEqual(errors, []);
   await page.close();
 });

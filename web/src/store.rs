@@ -15,7 +15,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
-use classify_wasm::{Explanation, InputError, Mode, Observation, Options, READ_KINDS};
+use classify_wasm::{
+    AttemptTrace, Attempted, Explanation, InputError, Mode, Observation, Options, READ_KINDS,
+};
 use serde_json::{Map, Value};
 
 const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
@@ -72,12 +74,55 @@ pub fn order_key(o: &Observation) -> OrderKey {
     )
 }
 
+/// What the table shows of a row's attempts (the trace's `attempts`): how
+/// many executions the TrainJob has had, and the previous one's cause.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttemptsSummary {
+    /// 0 for an orphan, or a TrainJob none of whose pods counts (section 5).
+    pub count: usize,
+    /// The attempt before the current one, as [`attempt_text`] writes it.
+    pub previous: Option<String>,
+}
+
+impl AttemptsSummary {
+    pub fn of(attempts: &[AttemptTrace]) -> AttemptsSummary {
+        // Newest first, so the previous attempt is the one after the current.
+        let previous = attempts
+            .iter()
+            .skip_while(|a| !a.current)
+            .nth(1)
+            .map(attempt_text);
+        AttemptsSummary {
+            count: attempts.len(),
+            previous,
+        }
+    }
+}
+
+/// One attempt as a line of text: `A=1 J=1: node-lost (captured-pod): pod
+/// <name>: <detail>`, or `A=1 J=0: no finding`.
+pub fn attempt_text(a: &AttemptTrace) -> String {
+    match &a.cause {
+        Some(c) => format!(
+            "{}: {}{}: {}",
+            a.execution,
+            c.kind.as_str(),
+            c.provenance
+                .map(|p| format!(" ({})", p.as_str()))
+                .unwrap_or_default(),
+            c.detail
+        ),
+        None => format!("{}: no finding", a.execution),
+    }
+}
+
 /// One table row: an observation, when it last changed and a revision that
-/// changes whenever the observation does.
+/// changes whenever the observation (or its attempts) does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub key: ItemKey,
     pub observation: Observation,
+    pub attempts: AttemptsSummary,
     /// Milliseconds (the caller's clock) of the last change; `None` for rows
     /// as first loaded.
     pub changed_at: Option<f64>,
@@ -249,9 +294,9 @@ impl Store {
     /// names its line and column.
     pub fn load(text: &str, overrides: Header) -> Result<Store, LoadError> {
         // The engine validates and classifies the text as given.
-        let observations =
-            classify_wasm::classify(text, overrides.options()).map_err(LoadError::Input)?;
-        Store::load_classified(text, overrides, observations)
+        let classified = classify_wasm::classify_with_attempts(text, overrides.options())
+            .map_err(LoadError::Input)?;
+        Store::load_classified(text, overrides, classified)
     }
 
     /// [`Store::load`] for a caller that already classified `text` (the
@@ -259,7 +304,7 @@ impl Store {
     pub fn load_classified(
         text: &str,
         overrides: Header,
-        observations: Vec<Observation>,
+        classified: Vec<Attempted>,
     ) -> Result<Store, LoadError> {
         let doc: Value = serde_json::from_str(text).map_err(|e| {
             LoadError::Input(InputError {
@@ -306,8 +351,8 @@ impl Store {
         for item in items {
             store.put(item);
         }
-        for o in observations {
-            store.insert_row(o, None);
+        for c in classified {
+            store.insert_row(c.observation, AttemptsSummary::of(&c.attempts), None);
         }
         Ok(store)
     }
@@ -499,7 +544,12 @@ impl Store {
         out
     }
 
-    fn insert_row(&mut self, o: Observation, changed_at: Option<f64>) -> bool {
+    fn insert_row(
+        &mut self,
+        o: Observation,
+        attempts: AttemptsSummary,
+        changed_at: Option<f64>,
+    ) -> bool {
         let key = ItemKey::of(&o);
         let order = order_key(&o);
         let previous = self
@@ -507,7 +557,7 @@ impl Store {
             .remove(&key)
             .and_then(|ok| self.rows.remove(&ok));
         if let Some(p) = &previous {
-            if p.observation == o {
+            if p.observation == o && p.attempts == attempts {
                 self.row_order.insert(key, order.clone());
                 self.rows.insert(order, p.clone());
                 return false;
@@ -517,6 +567,7 @@ impl Store {
         let row = Row {
             key: key.clone(),
             observation: o,
+            attempts,
             changed_at,
             revision: self.next_revision,
         };
@@ -537,7 +588,7 @@ impl Store {
             .into_iter()
             .filter(|k| self.items.contains_key(k))
             .collect();
-        let mut fresh: Vec<Observation> = Vec::new();
+        let mut fresh: Vec<Attempted> = Vec::new();
         while let Some(start) = todo.pop_first() {
             let component = self.component(&start);
             for k in &component {
@@ -548,10 +599,11 @@ impl Store {
             }
             applied.components += 1;
             let text = self.sub_snapshot(&component);
-            match classify_wasm::classify(&text, self.header.options()) {
-                Ok(obs) => fresh.extend(
-                    obs.into_iter()
-                        .filter(|o| component.contains(&ItemKey::of(o))),
+            match classify_wasm::classify_with_attempts(&text, self.header.options()) {
+                Ok(classified) => fresh.extend(
+                    classified
+                        .into_iter()
+                        .filter(|c| component.contains(&ItemKey::of(&c.observation))),
                 ),
                 Err(_) => {
                     // The server's objects are engine input by construction; a
@@ -560,16 +612,18 @@ impl Store {
                 }
             }
         }
-        let new_keys: BTreeSet<ItemKey> = fresh.iter().map(ItemKey::of).collect();
+        let new_keys: BTreeSet<ItemKey> =
+            fresh.iter().map(|c| ItemKey::of(&c.observation)).collect();
         for k in old.difference(&new_keys) {
             if let Some(ok) = self.row_order.remove(k) {
                 self.rows.remove(&ok);
                 applied.removed.push(k.clone());
             }
         }
-        for o in fresh {
-            let key = ItemKey::of(&o);
-            if self.insert_row(o, Some(now)) {
+        for c in fresh {
+            let key = ItemKey::of(&c.observation);
+            let attempts = AttemptsSummary::of(&c.attempts);
+            if self.insert_row(c.observation, attempts, Some(now)) {
                 applied.changed.push(key);
             }
         }
@@ -850,6 +904,53 @@ mod tests {
                 assert_eq!(r.changed_at, None);
             }
         }
+    }
+
+    /// The engine's own case of issue 10: three attempts, the previous one lost its node.
+    fn three_attempts_case() -> Value {
+        let path = format!(
+            "{}/../classify-wasm/cases/attempts-oom-node-lost-exit.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn rows_carry_their_attempts_and_a_captured_pod_updates_them() {
+        let c = three_attempts_case();
+        let mut snap = c["snapshot"].clone();
+        let key = ItemKey::new("TrainJob", "team-a", "train-1-s1");
+        let whole = Store::load(&snap.to_string(), Header::default()).unwrap();
+        let row = whole.row(&key).unwrap();
+        assert_eq!(row.attempts.count, 3);
+        assert_eq!(
+            row.attempts.previous.as_deref(),
+            Some(
+                "A=1 J=1: node-lost (captured-pod): pod train-1-s1-node-0-0-b1: DisruptionTarget: \
+                 DeletionByTaintManager: Taint manager: deleting due to NoExecute taint; other \
+                 ranks: train-1-s1-node-0-0-b1 non-zero-exit (node container terminated: Error, \
+                 exit code 143)"
+            )
+        );
+
+        // Without the first attempt's captured pod the job has two attempts;
+        // the pod arriving changes the attempts and not the observation, and
+        // the row is still marked changed.
+        let oom = snap["captured"].as_array_mut().unwrap().remove(0);
+        assert_eq!(oom["pod"]["metadata"]["name"], "train-1-s1-node-0-0-a0");
+        let mut store = Store::load(&snap.to_string(), Header::default()).unwrap();
+        let before = store.row(&key).unwrap().clone();
+        assert_eq!(before.attempts.count, 2);
+        let applied = store.apply_change(
+            &serde_json::json!({"upserts": [], "deletes": [], "captured": [oom]}),
+            7.0,
+        );
+        assert_eq!(applied.changed, vec![key.clone()]);
+        let after = store.row(&key).unwrap();
+        assert_eq!(after.observation, before.observation);
+        assert_eq!(after.attempts, row.attempts);
+        assert_ne!(after.revision, before.revision);
+        assert_eq!(after.changed_at, Some(7.0));
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The explanation of one observation: the deciding rule first, then every
 //! rule, the cause rule, the findings timeline, the execution table, the
-//! notes and the objects read, as YAML.
+//! attempts (every execution with its own cause), the notes and the objects
+//! read, as YAML.
 
-use classify_wasm::{Explanation, FindingSource, NoteTrace, RuleTrace, Verdict};
+use classify_wasm::{
+    AttemptTrace, CauseKind, Explanation, FindingSource, NoteTrace, RuleTrace, Verdict,
+};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -142,6 +145,72 @@ fn timeline_view(e: &Explanation) -> impl IntoView {
     .into_any()
 }
 
+/// One row of the attempts table, as text (the cluster's words stay text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptRow {
+    pub execution: String,
+    pub current: bool,
+    /// `None` when the attempt's pods have no finding.
+    pub kind: Option<CauseKind>,
+    pub provenance: String,
+    pub detail: String,
+    pub pods: String,
+}
+
+/// The attempts table's rows, newest first as the engine orders them.
+pub fn attempt_rows(attempts: &[AttemptTrace]) -> Vec<AttemptRow> {
+    attempts
+        .iter()
+        .map(|a| AttemptRow {
+            execution: a.execution.to_string(),
+            current: a.current,
+            kind: a.cause.as_ref().map(|c| c.kind),
+            provenance: a
+                .cause
+                .as_ref()
+                .and_then(|c| c.provenance)
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_default(),
+            detail: a
+                .cause
+                .as_ref()
+                .map_or_else(|| "no finding".to_string(), |c| c.detail.clone()),
+            pods: a.pods.join(", "),
+        })
+        .collect()
+}
+
+fn attempts_view(attempts: &[AttemptTrace]) -> impl IntoView {
+    let rows = attempt_rows(attempts);
+    if rows.is_empty() {
+        return view! { <p class="muted">"No attempts: no pod counts towards an execution."</p> }
+            .into_any();
+    }
+    let body = rows
+        .into_iter()
+        .map(|r| {
+            view! {
+                <tr class:current=r.current data-current=r.current.to_string()>
+                    <td class="exec">{r.execution}</td>
+                    <td>{if r.current { "current" } else { "" }}</td>
+                    <td>{match r.kind { Some(k) => view! { <CauseBadge cause=k /> }.into_any(), None => view! { <span class="muted">"none"</span> }.into_any() }}</td>
+                    <td>{r.provenance}</td>
+                    <td class="detail">{r.detail}</td>
+                    <td class="pods">{r.pods}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <p class="legend">"Every execution (A, J) of this TrainJob, newest first, each with the winner of its own pods' findings. The current one's findings are listed under Pod findings; an older one's pods are in the Execution table."</p>
+        <table class="attempts-table">
+            <thead><tr><th>"execution"</th><th>"current"</th><th>"cause"</th><th>"provenance"</th><th>"detail"</th><th>"pods"</th></tr></thead>
+            <tbody>{body}</tbody>
+        </table>
+    }
+    .into_any()
+}
+
 #[component]
 pub fn ExplainView(
     explanation: Explanation,
@@ -151,6 +220,7 @@ pub fn ExplainView(
     let o = explanation.observation.clone();
     let t = explanation.trace.clone();
     let timeline = timeline_view(&explanation);
+    let attempts = attempts_view(&explanation.trace.attempts);
     let exec_current = t
         .execution
         .current
@@ -209,9 +279,88 @@ pub fn ExplainView(
                     <tbody>{exec_rows}</tbody>
                 </table>
             </section>
+            <section id="attempts"><h3>"Attempts"</h3>{attempts}</section>
             {notes("Foreign notes", "foreign-notes", t.foreign)}
             {notes("Situation notes", "situation-notes", t.situation)}
             <details id="objects"><summary>{format!("The {count} objects read, as YAML")}</summary><pre>{yaml}</pre></details>
         </article>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn explained(name: &str) -> Explanation {
+        let path = format!(
+            "{}/../classify-wasm/cases/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        classify_wasm::explain(&doc["snapshot"].to_string(), Default::default())
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn attempt_rows_show_every_execution_newest_first() {
+        let e = explained("attempts-oom-node-lost-exit");
+        let rows = attempt_rows(&e.trace.attempts);
+        let summary: Vec<(&str, bool, Option<CauseKind>, &str, &str)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.execution.as_str(),
+                    r.current,
+                    r.kind,
+                    r.provenance.as_str(),
+                    r.pods.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    "A=1 J=2",
+                    true,
+                    Some(CauseKind::NonZeroExit),
+                    "pod",
+                    "train-1-s1-node-0-0-c2"
+                ),
+                (
+                    "A=1 J=1",
+                    false,
+                    Some(CauseKind::NodeLost),
+                    "captured-pod",
+                    "train-1-s1-node-0-0-b1"
+                ),
+                (
+                    "A=1 J=0",
+                    false,
+                    Some(CauseKind::OutOfMemory),
+                    "captured-pod",
+                    "train-1-s1-node-0-0-a0"
+                ),
+            ]
+        );
+        assert_eq!(
+            rows[2].detail,
+            "pod train-1-s1-node-0-0-a0: node container terminated: OOMKilled, exit code 137"
+        );
+    }
+
+    #[test]
+    fn an_attempt_without_a_finding_says_so() {
+        let e = explained("attempts-readmission-ties");
+        let rows = attempt_rows(&e.trace.attempts);
+        assert_eq!(rows.len(), 5);
+        assert!(rows[0].current);
+        assert_eq!(
+            (rows[0].kind, rows[0].detail.as_str()),
+            (None, "no finding")
+        );
+        assert_eq!(rows[0].provenance, "");
+        assert!(rows[1..].iter().all(|r| !r.current));
     }
 }

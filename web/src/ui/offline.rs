@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
 use super::Nav;
-use crate::store::{Header, ItemKey, Row, Store};
+use crate::store::{AttemptsSummary, Header, ItemKey, Row, Store};
 
 /// What the page classified.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +44,7 @@ pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputErr
             Arc::new(Row {
                 key: ItemKey::of(&e.observation),
                 observation: e.observation.clone(),
+                attempts: AttemptsSummary::of(&e.trace.attempts),
                 changed_at: None,
                 revision: i as u64,
             })
@@ -51,10 +52,16 @@ pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputErr
         .collect();
     // The store (objects as YAML, Download snapshot) reads JSON; a YAML dump
     // is converted the way the engine read it, so it classifies the same.
-    let observations = explanations.iter().map(|e| e.observation.clone()).collect();
+    let classified = explanations
+        .iter()
+        .map(|e| classify_wasm::Attempted {
+            observation: e.observation.clone(),
+            attempts: e.trace.attempts.clone(),
+        })
+        .collect();
     let store = classify_wasm::dump_to_json(text)
         .ok()
-        .and_then(|json| Store::load_classified(&json, header, observations).ok());
+        .and_then(|json| Store::load_classified(&json, header, classified).ok());
     Ok(Classified {
         rows,
         explanations,

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 
 use super::Nav;
 use crate::query::Filter;
-use crate::store::{ItemKey, Row};
+use crate::store::{AttemptsSummary, ItemKey, Row};
 
 /// How long a changed row stays marked.
 pub const RECENT_MS: f64 = 5000.0;
@@ -35,6 +35,21 @@ fn held_text(o: &Observation) -> String {
 
 fn execution_text(o: &Observation) -> String {
     o.execution.map(|e| e.to_string()).unwrap_or_default()
+}
+
+/// The attempts cell: the number of executions (empty when none counts).
+pub fn attempts_text(a: &AttemptsSummary) -> String {
+    if a.count == 0 {
+        String::new()
+    } else {
+        a.count.to_string()
+    }
+}
+
+/// The attempts cell's hover text: the previous attempt's cause, so "why did
+/// it restart?" is answered without opening the explanation.
+pub fn attempts_title(a: &AttemptsSummary) -> Option<String> {
+    a.previous.as_ref().map(|p| format!("previous attempt {p}"))
 }
 
 /// Counts by state and by cause.
@@ -234,6 +249,7 @@ fn row_view(r: Arc<Row>, now: Signal<f64>) -> impl IntoView {
             <td role="cell">{held_text(o)}</td>
             <td role="cell">{if o.foreign { "foreign" } else { "" }}</td>
             <td role="cell" class="exec">{execution_text(o)}</td>
+            <td role="cell" class="attempts" title=attempts_title(&r.attempts)>{attempts_text(&r.attempts)}</td>
             <td role="cell" class="detail">{o.cause.detail.clone()}</td>
         </tr>
     }
@@ -250,7 +266,9 @@ pub fn Table(
             <thead role="rowgroup"><tr role="row">
                 <th scope="col" role="columnheader">"job"</th><th scope="col" role="columnheader">"submission"</th><th scope="col" role="columnheader">"object"</th>
                 <th scope="col" role="columnheader">"state"</th><th scope="col" role="columnheader">"cause"</th><th scope="col" role="columnheader">"held"</th>
-                <th scope="col" role="columnheader">"foreign"</th><th scope="col" role="columnheader">"execution"</th><th scope="col" role="columnheader">"detail"</th>
+                <th scope="col" role="columnheader">"foreign"</th><th scope="col" role="columnheader">"execution"</th>
+                <th scope="col" role="columnheader" title="executions (A, J) of the TrainJob; hover a count for the previous attempt's cause">"attempts"</th>
+                <th scope="col" role="columnheader">"detail"</th>
             </tr></thead>
             <tbody role="rowgroup"
                 on:click=move |ev: web_sys::MouseEvent| {
@@ -283,5 +301,62 @@ pub fn Table(
                 </For>
             </tbody>
         </table>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use classify_wasm::{AttemptTrace, Cause, CauseKind, Execution, Provenance};
+
+    fn attempt(a: u64, j: u64, current: bool, cause: Option<Cause>) -> AttemptTrace {
+        AttemptTrace {
+            execution: Execution {
+                admission: a,
+                restart_attempt: j,
+            },
+            current,
+            cause,
+            pods: vec![format!("p-{a}-{j}")],
+        }
+    }
+
+    #[test]
+    fn the_attempts_cell_counts_and_hovers_the_previous_cause() {
+        let lost = Cause {
+            kind: CauseKind::NodeLost,
+            provenance: Some(Provenance::CapturedPod),
+            detail: "pod p-1-1: DisruptionTarget: DeletionByTaintManager".into(),
+        };
+        let summary = AttemptsSummary::of(&[
+            attempt(1, 2, true, None),
+            attempt(1, 1, false, Some(lost)),
+            attempt(1, 0, false, None),
+        ]);
+        assert_eq!(attempts_text(&summary), "3");
+        assert_eq!(
+            attempts_title(&summary).as_deref(),
+            Some(
+                "previous attempt A=1 J=1: node-lost (captured-pod): pod p-1-1: \
+                 DisruptionTarget: DeletionByTaintManager"
+            )
+        );
+
+        let first = AttemptsSummary::of(&[attempt(1, 0, true, None)]);
+        assert_eq!(attempts_text(&first), "1");
+        assert_eq!(attempts_title(&first), None, "no previous attempt");
+
+        let none = AttemptsSummary::of(&[]);
+        assert_eq!(attempts_text(&none), "");
+        assert_eq!(attempts_title(&none), None);
+    }
+
+    #[test]
+    fn a_previous_attempt_without_a_finding_says_so() {
+        let summary = AttemptsSummary::of(&[attempt(2, 0, true, None), attempt(1, 1, false, None)]);
+        assert_eq!(
+            attempts_title(&summary).as_deref(),
+            Some("previous attempt A=1 J=1: no finding")
+        );
     }
 }
