@@ -204,6 +204,73 @@ fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
     assert_bad_input(&bad, "error: <stdin>:1:2: ");
 }
 
+/// Issue 10's job restarted twice: all three causes, newest first, in both
+/// explanation outputs.
+#[test]
+fn a_job_restarted_twice_shows_every_attempts_cause() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let input = case["snapshot"].to_string();
+    let out = classify_stdin(input.as_bytes(), &["-o", "explain-json"]);
+    assert!(out.status.success());
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed[0]["observation"], case["expected"][0]);
+    let causes: Vec<(serde_json::Value, bool, &str, &str)> = printed[0]["trace"]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["execution"]["restartAttempt"].clone(),
+                a["current"] == true,
+                a["cause"]["kind"].as_str().unwrap_or(""),
+                a["cause"]["provenance"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            (2.into(), true, "non-zero-exit", "pod"),
+            (1.into(), false, "node-lost", "captured-pod"),
+            (0.into(), false, "out-of-memory", "captured-pod"),
+        ]
+    );
+    let text = classify_stdin(input.as_bytes(), &["-o", "explain"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "attempts (newest first):")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(section.len(), 3, "{text}");
+    assert!(
+        section[0].starts_with(
+            "  * A=1 J=2 current, pods train-1-s1-node-0-0-c2: non-zero-exit, from pod: "
+        ),
+        "{text}"
+    );
+    assert!(
+        section[1].starts_with(
+            "    A=1 J=1, pods train-1-s1-node-0-0-b1: node-lost, from captured-pod: "
+        ),
+        "{text}"
+    );
+    assert!(
+        section[2].starts_with(
+            "    A=1 J=0, pods train-1-s1-node-0-0-a0: out-of-memory, from captured-pod: "
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn overrides_change_the_reading() {
     let case: serde_json::Value = serde_json::from_slice(
