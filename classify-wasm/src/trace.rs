@@ -1,6 +1,8 @@
 //! The explanation of one observation, as a value: the deciding rule first,
-//! then every rule with its verdict and the facts it read. It serializes to
-//! JSON for the browser and implements `Display` for the terminal.
+//! then every rule with its verdict and the facts it read, the execution,
+//! the findings and every attempt's own cause. It serializes to JSON for the
+//! browser and implements `Display` for the terminal; [`explanations_text`]
+//! is the CLI's whole `--output explain` text.
 
 use std::fmt;
 
