@@ -24,17 +24,16 @@ pub enum NextStep {
 pub struct Denied {
     /// The namespace asked for.
     pub namespace: String,
-    /// Who is signed in, when the server named them.
-    pub user: Option<String>,
     /// The namespaces the server lists for them now; `None` until that
     /// answer came (or when it could not be had).
     pub visible: Option<Vec<String>>,
 }
 
 impl Denied {
-    /// The sentence the page shows.
-    pub fn message(&self) -> String {
-        let who = match &self.user {
+    /// The sentence the page shows; `user` is who the page is signed in
+    /// as now (the session answer may come after the refusal).
+    pub fn message(&self, user: Option<&str>) -> String {
+        let who = match user {
             Some(user) => format!("The signed-in user {user}"),
             None => "The signed-in user".to_string(),
         };
@@ -71,13 +70,8 @@ pub struct NamespaceAccess {
 
 impl NamespaceAccess {
     /// The stream of `namespace` failed and the probe of its URL answered
-    /// `status` (`None`: no answer). `user` is who the page is signed in as.
-    pub fn on_stream_failed(
-        &mut self,
-        namespace: &str,
-        user: Option<String>,
-        status: Option<u16>,
-    ) -> NextStep {
+    /// `status` (`None`: no answer).
+    pub fn on_stream_failed(&mut self, namespace: &str, status: Option<u16>) -> NextStep {
         match status {
             Some(401) => {
                 self.denied = None;
@@ -86,7 +80,6 @@ impl NamespaceAccess {
             Some(403) => {
                 self.denied = Some(Denied {
                     namespace: namespace.to_string(),
-                    user,
                     visible: None,
                 });
                 NextStep::Stop
@@ -123,11 +116,11 @@ mod tests {
     #[wasm_bindgen_test]
     fn a_403_stops_and_names_the_user_and_the_namespace() {
         let mut access = NamespaceAccess::default();
-        let next = access.on_stream_failed("team-b", Some("alice".into()), Some(403));
+        let next = access.on_stream_failed("team-b", Some(403));
         assert_eq!(next, NextStep::Stop);
         let denied = access.denied().expect("refused");
         assert_eq!(
-            denied.message(),
+            denied.message(Some("alice")),
             "The signed-in user alice may not see namespace team-b."
         );
         assert!(denied.offers().is_empty());
@@ -143,13 +136,13 @@ mod tests {
     fn a_401_signs_in_and_anything_else_retries() {
         let mut access = NamespaceAccess::default();
         assert_eq!(
-            access.on_stream_failed("team-a", None, Some(401)),
+            access.on_stream_failed("team-a", Some(401)),
             NextStep::SignIn
         );
         assert_eq!(access.denied(), None, "a sign-in is not a refusal");
         for status in [None, Some(500), Some(502), Some(503), Some(200)] {
             assert_eq!(
-                access.on_stream_failed("team-a", None, status),
+                access.on_stream_failed("team-a", status),
                 NextStep::Retry,
                 "{status:?}"
             );
@@ -161,19 +154,20 @@ mod tests {
     #[wasm_bindgen_test]
     fn no_namespace_to_offer_says_what_seeing_one_takes() {
         let mut access = NamespaceAccess::default();
-        access.on_stream_failed("team-a", None, Some(403));
+        access.on_stream_failed("team-a", Some(403));
         // The list still names the refused one (it was revoked a moment
         // ago): it is not offered.
         access.on_namespaces(Some(vec!["team-a".into()]));
         let denied = access.denied().expect("refused");
         assert_eq!(
-            denied.message(),
-            "The signed-in user may not see namespace team-a."
+            denied.message(None),
+            "The signed-in user may not see namespace team-a.",
+            "no name yet"
         );
         assert!(denied.offers().is_empty());
         assert!(denied.offer_text().contains("list TrainJobs and pods"));
         let mut access = NamespaceAccess::default();
-        access.on_stream_failed("team-a", None, Some(403));
+        access.on_stream_failed("team-a", Some(403));
         access.on_namespaces(None);
         assert!(access
             .denied()
@@ -184,7 +178,7 @@ mod tests {
     #[wasm_bindgen_test]
     fn choosing_another_namespace_clears_the_refusal_and_late_lists_are_ignored() {
         let mut access = NamespaceAccess::default();
-        access.on_stream_failed("team-b", Some("alice".into()), Some(403));
+        access.on_stream_failed("team-b", Some(403));
         access.on_namespace_chosen();
         assert_eq!(access.denied(), None);
         access.on_namespaces(Some(vec!["team-a".into()]));

@@ -171,10 +171,7 @@ fn connect(live: Live, ns: String, generation: u64) {
                 if !current() {
                     return;
                 }
-                let user = live.auth.state.with_untracked(|s| s.whoami());
-                let next = live
-                    .access
-                    .try_update(|a| a.on_stream_failed(&ns, user, status));
+                let next = live.access.try_update(|a| a.on_stream_failed(&ns, status));
                 match next {
                     Some(NextStep::SignIn) => live.auth.unauthorized(),
                     Some(NextStep::Stop) => {
@@ -389,10 +386,14 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let denied = move || {
         live.access.with(|a| a.denied().cloned()).map(|denied| {
             let offers = denied.offers();
+            let offer_text = denied.offer_text();
             view! {
                 <section id="forbidden" class="banner forbidden" role="alert">
-                    <p id="forbidden-message">{denied.message()}</p>
-                    <p>{denied.offer_text()}</p>
+                    <p id="forbidden-message">{move || {
+                        let user = live.auth.state.with(|s| s.whoami());
+                        denied.message(user.as_deref())
+                    }}</p>
+                    <p>{offer_text}</p>
                     <ul id="forbidden-offers">
                         {offers.into_iter().map(|n| {
                             let label = n.clone();
