@@ -157,14 +157,18 @@ fn get_request(url: &str, bearer: Option<&str>) -> hyper::Request<Empty<Bytes>> 
 }
 
 /// Reads one stream (SSE events end with a blank line, watch events with a
-/// newline), recording stamp-to-receipt latencies (ms).
+/// newline), recording stamp-to-receipt latencies (ms) of the stamps
+/// written since `measuring_since` (micros; 0 while not measuring): pods
+/// keep the stamps of an earlier phase, which a snapshot carries again.
+/// `started` counts a client once its first whole event (the snapshot)
+/// arrived, so no part of it lands in the measurement.
 async fn stamp_reader(
     url: String,
     bearer: Option<String>,
     event_end: &'static str,
     latencies: Arc<Mutex<Vec<f64>>>,
     started: Arc<std::sync::atomic::AtomicUsize>,
-    measuring: Arc<std::sync::atomic::AtomicBool>,
+    measuring_since: Arc<std::sync::atomic::AtomicU64>,
 ) {
     let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
     let Ok(response) = client.request(get_request(&url, bearer.as_deref())).await else {
@@ -181,10 +185,6 @@ async fn stamp_reader(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if !counted {
-            counted = true;
-            started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
         let received = micros_now();
         carry.push_str(&String::from_utf8_lossy(&data));
         // Stamps are `stamp-<micros>`; scan complete events only.
@@ -192,14 +192,21 @@ async fn stamp_reader(
             continue;
         };
         let complete: String = carry.drain(..end + event_end.len()).collect();
-        if !measuring.load(std::sync::atomic::Ordering::Relaxed) {
+        if !counted {
+            counted = true;
+            started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        let since = measuring_since.load(std::sync::atomic::Ordering::Relaxed);
+        if since == 0 {
             continue;
         }
         let mut found = Vec::new();
         for piece in complete.split("stamp-").skip(1) {
             let digits: String = piece.chars().take_while(char::is_ascii_digit).collect();
             if let Ok(sent) = digits.parse::<u64>() {
-                found.push(received.saturating_sub(sent) as f64 / 1000.0);
+                if sent >= since {
+                    found.push(received.saturating_sub(sent) as f64 / 1000.0);
+                }
             }
         }
         if !found.is_empty() {
@@ -287,7 +294,7 @@ async fn run_phase(
 
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let measuring = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut readers = Vec::new();
     for c in 0..CLIENTS {
         let bearer = (auth == Auth::Kubernetes).then(|| client_token(c).0);
@@ -317,7 +324,7 @@ async fn run_phase(
         assert!(Instant::now() < deadline, "clients did not all connect");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    measuring.store(true, std::sync::atomic::Ordering::SeqCst);
+    measuring.store(micros_now(), std::sync::atomic::Ordering::SeqCst);
 
     // Churn: UPDATES_PER_SEC pod status writes per second, in 10 ms ticks.
     let churn_emu = emu.clone();
@@ -362,7 +369,7 @@ async fn run_phase(
     let written = churn.await.expect("churn");
     // Deliveries still in flight are counted (a report, not a test).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    measuring.store(false, std::sync::atomic::Ordering::SeqCst);
+    measuring.store(0, std::sync::atomic::Ordering::SeqCst);
     peak_rss_kib = peak_rss_kib.max(rss_kib(pid));
 
     let scraper = (auth == Auth::Kubernetes).then_some(SCRAPER_TOKEN);
