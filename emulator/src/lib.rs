@@ -11,6 +11,9 @@
 //! `v1beta2`, the deprecated `v1beta1`, or both, like Kueue's CRD), and
 //! `Status` errors. Requests are counted per kind and verb, and at a
 //! deprecated version, so tests can assert what a client asked for.
+//! TokenReviews and SubjectAccessReviews are answered from a token map and
+//! an allow list that tests change at runtime (see [`Emulator::grant`]), so
+//! `--auth kubernetes` runs against it too.
 //!
 //! Writes happen through the Rust API ([`Emulator::create`],
 //! [`Emulator::apply`], [`Emulator::delete`], ...), typically from the
@@ -30,6 +33,7 @@
 
 mod error;
 mod kind;
+mod review;
 pub mod rng;
 pub mod scenario;
 mod selector;
@@ -40,6 +44,7 @@ mod watch;
 
 pub use error::{Error, Result};
 pub use kind::Kind;
+pub use review::{Grant, GrantTarget, User, OWN_IDENTITY};
 pub use selector::{FieldSelector, LabelSelector};
 pub use server::RunningEmulator;
 pub use store::{kubeconfig_yaml, Emulator, EmulatorConfig, WorkloadVersions};

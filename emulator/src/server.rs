@@ -53,7 +53,7 @@ pub(crate) fn status_object(code: u16, reason: &str, message: &str) -> Value {
     })
 }
 
-fn json_response(code: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(code: StatusCode, body: &Value) -> Response {
     (
         code,
         [(header::CONTENT_TYPE, "application/json")],
@@ -154,6 +154,9 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
+    if let Some(review) = crate::review::Review::from_path(req.uri().path()) {
+        return review_request(&emu, review, req).await;
+    }
     if req.method() != Method::GET {
         return status(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -203,11 +206,17 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
             None => not_found_path(&path),
         },
         Route::ResourceList(g, v) => {
-            let kinds: Vec<Kind> = Kind::ALL
+            let mut resources: Vec<Value> = Kind::ALL
                 .into_iter()
                 .filter(|k| k.group() == g && emu.serves_version(*k, &v))
+                .map(|k| k.api_resource())
                 .collect();
-            if kinds.is_empty() {
+            for (group, version, reviews) in crate::review::discovery() {
+                if group == g && version == v {
+                    resources.extend(reviews);
+                }
+            }
+            if resources.is_empty() {
                 return not_found_path(&path);
             }
             let gv = if g.is_empty() { v } else { format!("{g}/{v}") };
@@ -215,7 +224,7 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
                 "kind": "APIResourceList",
                 "apiVersion": "v1",
                 "groupVersion": gv,
-                "resources": kinds.iter().map(|k| k.api_resource()).collect::<Vec<_>>(),
+                "resources": resources,
             }))
         }
         Route::Resource {
@@ -251,6 +260,41 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
     }
 }
 
+/// A review is created (POST) and answered; nothing is stored.
+async fn review_request(emu: &Emulator, review: crate::review::Review, req: Request) -> Response {
+    if req.method() != Method::POST {
+        return status(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            &format!(
+                "the server does not allow this method on the requested resource ({} {}): {} can only be created",
+                req.method(),
+                req.uri().path(),
+                review.resource()
+            ),
+            None,
+        );
+    }
+    let bearer = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let body = match axum::body::to_bytes(req.into_body(), crate::review::MAX_REVIEW_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                "the request body is too large",
+                None,
+            )
+        }
+    };
+    crate::review::answer(emu, review, bearer.as_deref(), &body)
+}
+
 /// Each served group with its served versions, the preferred first.
 fn served_groups(emu: &Emulator) -> Vec<(String, Vec<&'static str>)> {
     let mut groups: Vec<(String, Vec<&'static str>)> = Vec::new();
@@ -271,6 +315,11 @@ fn served_groups(emu: &Emulator) -> Vec<(String, Vec<&'static str>)> {
                 groups[at].1.push(v);
             }
         }
+    }
+    // The review groups every API server serves (what `--auth kubernetes`
+    // creates).
+    for (group, version, _) in crate::review::discovery() {
+        groups.push((group.to_string(), vec![version]));
     }
     groups
 }

@@ -113,6 +113,9 @@ pub(crate) struct State {
     pub deprecated_requests: u64,
     /// The Workload versions served now (the config's, until changed).
     pub workload_versions: WorkloadVersions,
+    /// Tokens, grants and review counts of the authentication and
+    /// authorization reviews.
+    pub access: crate::review::Access,
     rng: SplitMix64,
 }
 
@@ -132,7 +135,10 @@ pub(crate) struct Inner {
 /// A cheap, cloneable handle: every clone shares the same objects. Writes go
 /// through the Rust API below (the HTTP side is read-only, like a cluster a
 /// dashboard only has `get`/`list`/`watch` on); each write bumps the single
-/// global resourceVersion and is seen by every open watch. Serve it over HTTP
+/// global resourceVersion and is seen by every open watch. The reviews
+/// `--auth kubernetes` creates are answered (and persist nothing) from a
+/// token map and an allow list set through [`Emulator::set_user`] and
+/// [`Emulator::grant`]. Serve it over HTTP
 /// with [`Emulator::serve`] and point the real `kube` client at it with the
 /// kubeconfig from [`Emulator::kubeconfig_yaml`].
 #[derive(Clone)]
@@ -202,6 +208,7 @@ impl Emulator {
                     requests: HashMap::new(),
                     deprecated_requests: 0,
                     workload_versions,
+                    access: Default::default(),
                     rng,
                 }),
                 rv_tx: watch::Sender::new(0),

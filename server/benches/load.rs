@@ -3,26 +3,37 @@
 //! Run: `cargo bench -p dispatch-dash --bench load`
 //!
 //! Loads an in-process emulator with 1,000 TrainJobs × 16 pods over 10
-//! namespaces, starts the real `dispatch-dash` binary against it (its own
-//! process, so its memory is measured alone), opens 100 SSE clients on the
-//! namespaces' `snapshots` streams, then churns pod status at 500 updates/s
-//! for 20 s. Each update stamps the write time into a pod condition's
-//! message; clients take the time from that stamp to the `change` event
-//! that carries it. Reports p50/p99 of that latency, the server's peak
-//! resident memory (VmRSS) and the bytes held per stored pod. Goals: p99 <
-//! 100 ms, memory < 300 MB.
+//! namespaces, then runs two phases one after the other against it. Each
+//! starts the real `dispatch-dash` binary (its own process, so its memory
+//! is measured alone), opens 100 SSE clients on the namespaces' `snapshots`
+//! streams, then churns pod status at 500 updates/s for 12 s (6,000 writes,
+//! each delivered to the 10 clients of its namespace: 60,000 deliveries).
+//! Each update stamps the write time into a pod condition's message;
+//! clients take the time from that stamp to the `change` event that
+//! carries it.
 //!
-//! Baseline, measured in the same run: one raw watch of all pods straight
-//! on the emulator, timed the same way (stamp to receipt). It is what the
-//! API itself costs on this machine at this moment; the server's figure
-//! over it is what dispatch-dash adds.
+//! - **unauthenticated**: `--auth none`.
+//! - **authenticated**: `--auth kubernetes`; each client is its own user
+//!   (100 tokens the emulator's TokenReviews know, each user granted `list`
+//!   TrainJobs and pods in its namespace only) and sends `Authorization:
+//!   Bearer`.
+//!
+//! Reports p50/p99 of that latency per phase, the server's peak resident
+//! memory (VmRSS) and the bytes held per stored pod. Goals: p99 < 100 ms
+//! (authenticated too), memory < 300 MB.
+//!
+//! Baseline, measured in each phase at the same time: one raw watch of all
+//! pods straight on the emulator, timed the same way (stamp to receipt). It
+//! is what the API itself costs on this machine at this moment; the
+//! server's figure over it is what dispatch-dash adds. The ratios printed
+//! are authenticated/baseline and authenticated/unauthenticated.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use emulator::scenario::objects::{self, JobRef, PodRef};
-use emulator::{Emulator, EmulatorConfig, Kind};
+use emulator::{Emulator, EmulatorConfig, Grant, Kind, RunningEmulator};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
@@ -34,7 +45,9 @@ const TRAINJOBS: usize = 1_000;
 const PODS_PER_JOB: usize = 16;
 const CLIENTS: usize = 100;
 const UPDATES_PER_SEC: usize = 500;
-const CHURN: Duration = Duration::from_secs(20);
+/// Long enough for ≥ 50,000 deliveries per phase (500/s × 12 s × 10
+/// clients per namespace), short enough that both phases fit in minutes.
+const CHURN: Duration = Duration::from_secs(12);
 
 fn micros_now() -> u64 {
     SystemTime::now()
@@ -107,19 +120,64 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[at]
 }
 
+/// The token of bench client `c`, and its user.
+fn client_token(c: usize) -> (String, String) {
+    (format!("load-token-{c}"), format!("load-user-{c}"))
+}
+
+/// The identity allowed `get /metrics` in the authenticated phase.
+const SCRAPER_TOKEN: &str = "load-scraper-token";
+
+/// Makes every client's token known to the emulator's TokenReviews and
+/// grants its user exactly what seeing its namespace needs.
+fn grant_clients(emu: &Emulator) {
+    for c in 0..CLIENTS {
+        let (token, user) = client_token(c);
+        emu.set_user(&token, &user, &[]);
+        let ns = namespace(c);
+        emu.grant(Grant::namespaced(
+            &user,
+            "list",
+            "trainer.kubeflow.org",
+            "trainjobs",
+            &ns,
+        ));
+        emu.grant(Grant::namespaced(&user, "list", "", "pods", &ns));
+    }
+    emu.set_user(SCRAPER_TOKEN, "load-scraper", &[]);
+    emu.grant(Grant::non_resource("load-scraper", "get", "/metrics"));
+}
+
+fn get_request(url: &str, bearer: Option<&str>) -> hyper::Request<Empty<Bytes>> {
+    let mut request = hyper::Request::get(url);
+    if let Some(token) = bearer {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    request.body(Empty::new()).expect("request")
+}
+
 /// Reads one stream (SSE events end with a blank line, watch events with a
-/// newline), recording stamp-to-receipt latencies (ms).
+/// newline), recording stamp-to-receipt latencies (ms) of the stamps
+/// written since `measuring_since` (micros; 0 while not measuring): pods
+/// keep the stamps of an earlier phase, which a snapshot carries again.
+/// `started` counts a client once its first whole event (the snapshot)
+/// arrived, so no part of it lands in the measurement.
 async fn stamp_reader(
     url: String,
+    bearer: Option<String>,
     event_end: &'static str,
     latencies: Arc<Mutex<Vec<f64>>>,
     started: Arc<std::sync::atomic::AtomicUsize>,
-    measuring: Arc<std::sync::atomic::AtomicBool>,
+    measuring_since: Arc<std::sync::atomic::AtomicU64>,
 ) {
     let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let Ok(response) = client.get(url.parse().expect("url")).await else {
+    let Ok(response) = client.request(get_request(&url, bearer.as_deref())).await else {
         return;
     };
+    if !response.status().is_success() {
+        eprintln!("{url}: HTTP {}", response.status());
+        return;
+    }
     let mut body = response.into_body();
     let mut counted = false;
     let mut carry = String::new();
@@ -127,10 +185,6 @@ async fn stamp_reader(
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if !counted {
-            counted = true;
-            started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
         let received = micros_now();
         carry.push_str(&String::from_utf8_lossy(&data));
         // Stamps are `stamp-<micros>`; scan complete events only.
@@ -138,14 +192,21 @@ async fn stamp_reader(
             continue;
         };
         let complete: String = carry.drain(..end + event_end.len()).collect();
-        if !measuring.load(std::sync::atomic::Ordering::Relaxed) {
+        if !counted {
+            counted = true;
+            started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        let since = measuring_since.load(std::sync::atomic::Ordering::Relaxed);
+        if since == 0 {
             continue;
         }
         let mut found = Vec::new();
         for piece in complete.split("stamp-").skip(1) {
             let digits: String = piece.chars().take_while(char::is_ascii_digit).collect();
             if let Ok(sent) = digits.parse::<u64>() {
-                found.push(received.saturating_sub(sent) as f64 / 1000.0);
+                if sent >= since {
+                    found.push(received.saturating_sub(sent) as f64 / 1000.0);
+                }
             }
         }
         if !found.is_empty() {
@@ -154,24 +215,34 @@ async fn stamp_reader(
     }
 }
 
-#[tokio::main(flavor = "multi_thread")]
-async fn main() {
+/// Whether the server checks identities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Auth {
+    None,
+    Kubernetes,
+}
+
+/// What one phase measured.
+struct Phase {
+    latencies: Vec<f64>,
+    baseline: Vec<f64>,
+    written: usize,
+    synced_in: Duration,
+    peak_rss_kib: u64,
+    pod_bytes: f64,
+    pods: f64,
+    lagged: f64,
+}
+
+/// Starts the server (as `auth` says) against the emulator, connects the
+/// clients and the baseline watch, churns, and collects.
+async fn run_phase(
+    emu: &Emulator,
+    running: &RunningEmulator,
+    kubeconfig: &std::path::Path,
+    auth: Auth,
+) -> Phase {
     let started_at = Instant::now();
-    let emu = Emulator::new(EmulatorConfig {
-        kueue: false,
-        history: 200_000,
-        default_namespace: namespace(0),
-        ..EmulatorConfig::default()
-    });
-    populate(&emu);
-    let running = emu
-        .serve("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("serve");
-    let dir = std::env::temp_dir().join(format!("dispatch-dash-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, running.kubeconfig_yaml()).expect("kubeconfig");
     let port = {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
         probe.local_addr().expect("addr").port()
@@ -180,7 +251,7 @@ async fn main() {
     command
         .arg("serve")
         .arg("--kubeconfig")
-        .arg(&kubeconfig)
+        .arg(kubeconfig)
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .arg("--mode")
@@ -191,8 +262,12 @@ async fn main() {
         .arg("--max-sse-per-client")
         .arg("200")
         .env("RUST_LOG", "warn")
+        .env_remove("DISPATCH_DASH_TOKEN")
         .stdout(Stdio::null())
         .kill_on_drop(true);
+    if auth == Auth::Kubernetes {
+        command.arg("--auth").arg("kubernetes");
+    }
     for n in 0..NAMESPACES {
         command.arg("--namespace").arg(namespace(n));
     }
@@ -219,33 +294,37 @@ async fn main() {
 
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let measuring = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut readers = Vec::new();
     for c in 0..CLIENTS {
-        tokio::spawn(stamp_reader(
+        let bearer = (auth == Auth::Kubernetes).then(|| client_token(c).0);
+        readers.push(tokio::spawn(stamp_reader(
             format!("{base}/api/v1/namespaces/{}/snapshots", namespace(c)),
+            bearer,
             "\n\n",
             latencies.clone(),
             connected.clone(),
             measuring.clone(),
-        ));
+        )));
     }
     let baseline = Arc::new(Mutex::new(Vec::new()));
-    tokio::spawn(stamp_reader(
+    readers.push(tokio::spawn(stamp_reader(
         format!(
             "{}/api/v1/pods?watch=true&resourceVersion={}",
             running.url(),
             emu.resource_version()
         ),
+        None,
         "\n",
         baseline.clone(),
         connected.clone(),
         measuring.clone(),
-    ));
+    )));
     while connected.load(std::sync::atomic::Ordering::SeqCst) < CLIENTS {
         assert!(Instant::now() < deadline, "clients did not all connect");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    measuring.store(true, std::sync::atomic::Ordering::SeqCst);
+    measuring.store(micros_now(), std::sync::atomic::Ordering::SeqCst);
 
     // Churn: UPDATES_PER_SEC pod status writes per second, in 10 ms ticks.
     let churn_emu = emu.clone();
@@ -282,18 +361,20 @@ async fn main() {
         }
         written
     });
-    let mut peak_rss = 0;
+    let mut peak_rss_kib = 0;
     while !churn.is_finished() {
-        peak_rss = peak_rss.max(rss_kib(pid));
+        peak_rss_kib = peak_rss_kib.max(rss_kib(pid));
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let written = churn.await.expect("churn");
+    // Deliveries still in flight are counted (a report, not a test).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    measuring.store(false, std::sync::atomic::Ordering::SeqCst);
-    peak_rss = peak_rss.max(rss_kib(pid));
+    measuring.store(0, std::sync::atomic::Ordering::SeqCst);
+    peak_rss_kib = peak_rss_kib.max(rss_kib(pid));
 
+    let scraper = (auth == Auth::Kubernetes).then_some(SCRAPER_TOKEN);
     let metrics = match client
-        .get(format!("{base}/metrics").parse().expect("url"))
+        .request(get_request(&format!("{base}/metrics"), scraper))
         .await
     {
         Ok(r) => {
@@ -313,43 +394,99 @@ async fn main() {
             .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
             .unwrap_or(f64::NAN)
     };
-    let pod_bytes = metric("dispatch_dash_stored_pod_bytes ");
-    let pods = metric("dispatch_dash_stored_pods ");
-    let lagged = metric("dispatch_dash_sse_lagged_total ");
+    let _ = server.kill().await;
+    for reader in readers {
+        reader.abort();
+    }
+    let sorted = |values: &Mutex<Vec<f64>>| {
+        let mut all = values.lock().expect("lock").clone();
+        all.sort_by(|a, b| a.total_cmp(b));
+        all
+    };
+    Phase {
+        latencies: sorted(&latencies),
+        baseline: sorted(&baseline),
+        written,
+        synced_in,
+        peak_rss_kib,
+        pod_bytes: metric("dispatch_dash_stored_pod_bytes "),
+        pods: metric("dispatch_dash_stored_pods "),
+        lagged: metric("dispatch_dash_sse_lagged_total "),
+    }
+}
 
-    let mut all = latencies.lock().expect("lock").clone();
-    all.sort_by(|a, b| a.total_cmp(b));
-    let mut base_all = baseline.lock().expect("lock").clone();
-    base_all.sort_by(|a, b| a.total_cmp(b));
-    println!("dispatch-dash load benchmark");
-    println!("  cluster: {TRAINJOBS} TrainJobs x {PODS_PER_JOB} pods in {NAMESPACES} namespaces; server synced {synced_in:.1?} after start");
-    println!("  churn: {written} pod status writes in {CHURN:?} (target {UPDATES_PER_SEC}/s); {CLIENTS} SSE clients");
+fn report(name: &str, phase: &Phase) {
+    let all = &phase.latencies;
+    let base = &phase.baseline;
+    println!("  {name}: server synced {:.1?} after start; {} pod status writes in {CHURN:?} (target {UPDATES_PER_SEC}/s)", phase.synced_in, phase.written);
     println!(
-        "  write-to-SSE latency over {} deliveries: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (goal p99 < 100 ms)",
+        "    write-to-SSE latency over {} deliveries: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (goal p99 < 100 ms)",
         all.len(),
-        percentile(&all, 0.50),
-        percentile(&all, 0.99),
+        percentile(all, 0.50),
+        percentile(all, 0.99),
         all.last().copied().unwrap_or(f64::NAN)
     );
     println!(
-        "  baseline, a raw watch on the emulator over {} events: p50 {:.1} ms, p99 {:.1} ms; the server adds {:.1} ms at p50 and {:.1} ms at p99",
-        base_all.len(),
-        percentile(&base_all, 0.50),
-        percentile(&base_all, 0.99),
-        percentile(&all, 0.50) - percentile(&base_all, 0.50),
-        percentile(&all, 0.99) - percentile(&base_all, 0.99)
+        "    baseline, a raw watch on the emulator meanwhile, over {} events: p50 {:.1} ms, p99 {:.1} ms",
+        base.len(),
+        percentile(base, 0.50),
+        percentile(base, 0.99),
     );
     println!(
-        "  server peak RSS: {:.1} MB (goal < 300 MB)",
-        peak_rss as f64 / 1024.0
+        "    server peak RSS {:.1} MB (goal < 300 MB); stored pods {}; bytes per stored pod {:.0}; slow SSE clients dropped {}",
+        phase.peak_rss_kib as f64 / 1024.0,
+        phase.pods,
+        phase.pod_bytes / phase.pods,
+        phase.lagged
+    );
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let started_at = Instant::now();
+    let emu = Emulator::new(EmulatorConfig {
+        kueue: false,
+        history: 200_000,
+        default_namespace: namespace(0),
+        ..EmulatorConfig::default()
+    });
+    populate(&emu);
+    grant_clients(&emu);
+    let running = emu
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let dir = std::env::temp_dir().join(format!("dispatch-dash-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, running.kubeconfig_yaml()).expect("kubeconfig");
+
+    let plain = run_phase(&emu, &running, &kubeconfig, Auth::None).await;
+    let reviews_before = emu.reviews("tokenreviews");
+    let authed = run_phase(&emu, &running, &kubeconfig, Auth::Kubernetes).await;
+    let token_reviews = emu.reviews("tokenreviews") - reviews_before;
+
+    println!("dispatch-dash load benchmark");
+    println!("  cluster: {TRAINJOBS} TrainJobs x {PODS_PER_JOB} pods in {NAMESPACES} namespaces; {CLIENTS} SSE clients per phase");
+    report("unauthenticated (--auth none)", &plain);
+    report(
+        "authenticated (--auth kubernetes, one user and token per client)",
+        &authed,
     );
     println!(
-        "  stored pods: {pods}; bytes per stored pod: {:.0}",
-        pod_bytes / pods
+        "    TokenReviews the server made: {token_reviews} ({CLIENTS} clients and one scrape)"
     );
-    println!("  slow SSE clients dropped: {lagged}");
+    let p = |v: &[f64], q| percentile(v, q);
+    println!(
+        "  ratios: authenticated/baseline p50 {:.2}, p99 {:.2}; authenticated/unauthenticated p50 {:.2}, p99 {:.2}; unauthenticated/baseline p50 {:.2}, p99 {:.2}",
+        p(&authed.latencies, 0.50) / p(&authed.baseline, 0.50),
+        p(&authed.latencies, 0.99) / p(&authed.baseline, 0.99),
+        p(&authed.latencies, 0.50) / p(&plain.latencies, 0.50),
+        p(&authed.latencies, 0.99) / p(&plain.latencies, 0.99),
+        p(&plain.latencies, 0.50) / p(&plain.baseline, 0.50),
+        p(&plain.latencies, 0.99) / p(&plain.baseline, 0.99),
+    );
     println!("  total run time: {:.1?}", started_at.elapsed());
-    let _ = server.kill().await;
     running.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,14 @@
 //! `dispatch-dash`: the command line. Each subcommand lives in its own module
 //! of the library; this file only parses arguments and maps errors to exit
 //! codes. It is the one place `anyhow` is used.
+//!
+//! Exit codes: 0 success; 2 bad usage or configuration, refused before
+//! anything runs (clap's errors, `classify`'s bad input, and `serve`'s
+//! start-up refusals: `--auth none` exposed without
+//! `--allow-unauthenticated`, an empty or unusable token, conflicting auth
+//! flags, a server identity without `system:auth-delegator`); 1 anything
+//! else (the cluster unreachable, a worker that stopped), which a
+//! Deployment answers with a restart.
 
 #![forbid(unsafe_code)]
 
@@ -45,7 +53,11 @@ fn main() -> ExitCode {
             };
             match runtime.block_on(serve::run(*args)) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(anyhow::Error::new(e).context("dispatch-dash serve")),
+                Err(e) => {
+                    let code = serve_exit_code(&e);
+                    report(anyhow::Error::new(e).context("dispatch-dash serve"));
+                    ExitCode::from(code)
+                }
             }
         }
     }
@@ -53,6 +65,57 @@ fn main() -> ExitCode {
 
 /// Reports an unexpected failure (not bad input) and exits 1.
 fn fail(e: anyhow::Error) -> ExitCode {
-    eprintln!("error: {e:#}");
+    report(e);
     ExitCode::FAILURE
+}
+
+fn report(e: anyhow::Error) {
+    eprintln!("error: {e:#}");
+}
+
+/// 2 for a configuration `serve` refuses at start-up (retrying cannot help:
+/// the operator must change a flag or a binding), 1 for everything else.
+fn serve_exit_code(e: &serve::Error) -> u8 {
+    use dispatch_dash::serve::auth;
+    match e {
+        serve::Error::AuthFlags(_)
+        | serve::Error::Unauthenticated(_)
+        | serve::Error::EmptyToken
+        | serve::Error::BadToken
+        | serve::Error::TokenFile { .. }
+        | serve::Error::Auth(auth::Error::MissingDelegation { .. }) => 2,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_of_a_configuration_exit_2_and_a_stopped_worker_1() {
+        let refused = [
+            serve::Error::EmptyToken,
+            serve::Error::BadToken,
+            serve::Error::AuthFlags("--auth token needs a token"),
+            serve::Error::Unauthenticated("0.0.0.0:8080".parse().expect("addr")),
+            serve::Error::Auth(serve::auth::Error::MissingDelegation {
+                missing: "tokenreviews.authentication.k8s.io".into(),
+            }),
+        ];
+        for e in &refused {
+            assert_eq!(serve_exit_code(e), 2, "{e}");
+        }
+        let failed = [
+            serve::Error::WorkerEnded(serve::WorkerEnd {
+                name: "watch Pod in team-a".into(),
+                panicked: false,
+            }),
+            serve::Error::Auth(serve::auth::Error::NoStatus),
+            serve::Error::Io(std::io::Error::other("bind failed")),
+        ];
+        for e in &failed {
+            assert_eq!(serve_exit_code(e), 1, "{e}");
+        }
+    }
 }

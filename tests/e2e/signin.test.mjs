@@ -3,7 +3,8 @@
 //   POST /api/v1/session {"token":"..."} -> 200 {user, groups, auth} and an
 //     HttpOnly dd_session cookie, or 401 {"error": ...};
 //   GET /api/v1/session -> 200 {user, groups, auth} or 401;
-//   DELETE /api/v1/session -> 204, and the API answers 401 again.
+//   DELETE /api/v1/session -> 204, and the API answers 401 again;
+//   a namespace the signed-in user may not see answers 403 {"error":"forbidden"}.
 //
 // (a) runs against a Node stand-in of that contract serving dist/, (b)
 // against the real `dispatch-dash serve --demo --token S` (a still cluster,
@@ -38,11 +39,13 @@ async function signIn(page, token) {
 }
 
 /** A stand-in of the session contract in front of one namespace whose
- * stream sends `snapshot` once and stays open. */
-function standIn({ token, snapshot, rejection }) {
+ * stream sends `snapshot` once and stays open; the namespaces in
+ * `forbidden` answer 403 to the signed-in user. */
+function standIn({ token, snapshot, rejection, forbidden = [] }) {
   const sessions = new Set();
   const streams = new Set();
   const seen = [];
+  const refused = [];
   const user = { user: 'alice', groups: ['team-a'], auth: 'token' };
   const api = (req, res, path) => {
     seen.push(`${req.method} ${path}`);
@@ -76,6 +79,10 @@ function standIn({ token, snapshot, rejection }) {
     if (!signedIn) return unauthorized();
     if (path === '/api/v1/session') return json(200, user);
     if (path === '/api/v1/namespaces') return json(200, { namespaces: ['team-a'], demo: false });
+    if (forbidden.some((ns) => path.startsWith(`/api/v1/namespaces/${ns}/`))) {
+      refused.push(path);
+      return json(403, { error: 'forbidden' });
+    }
     if (path === '/api/v1/namespaces/team-a/snapshots') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
       res.write(`event: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
@@ -91,7 +98,7 @@ function standIn({ token, snapshot, rejection }) {
     sessions.clear();
     for (const s of streams) s.end();
   };
-  return { api, seen, expireAll };
+  return { api, seen, refused, expireAll };
 }
 
 test('stand-in: the form on 401, the refusal as text, the dashboard, a reload, a session that ends, sign-out', { timeout: 120_000 }, async () => {
@@ -164,6 +171,42 @@ test('stand-in: the form on 401, the refusal as text, the dashboard, a reload, a
     await page.reload();
     await page.waitForSelector('form#signin', { timeout: 30_000 });
     assert.deepEqual(errors(), []);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+test('stand-in: a namespace the user may not see stops the retries, says so, and offers the one they may', { timeout: 120_000 }, async () => {
+  const snapshot = cases().find((c) => c.name === 'complete').snapshot;
+  const stand = standIn({ token: 'the-secret', snapshot, rejection: 'no', forbidden: ['team-b'] });
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  try {
+    await page.goto(`${site.url}/`);
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    await signIn(page, 'the-secret');
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    // Signed in (the cookie), a link to a namespace this user may not see.
+    await page.goto(`${site.url}/?ns=team-b`);
+    await page.waitForSelector('#forbidden-message', { timeout: 30_000 });
+    assert.equal((await page.locator('#forbidden-message').textContent()).trim(),
+      'The signed-in user alice may not see namespace team-b.');
+    await page.waitForSelector('#forbidden-offers button', { timeout: 10_000 });
+    assert.deepEqual(await page.$$eval('#forbidden-offers button', (bs) => bs.map((b) => b.textContent.trim())), ['team-a']);
+    assert.match(await page.locator('#connection').textContent(), /not allowed/);
+    assert.equal(await page.locator('form#signin').count(), 0, 'signed in: no form');
+    await shot(page, 'signin-forbidden-namespace');
+
+    // The offer opens team-a; team-b was refused exactly twice (the
+    // stream, then the probe of its status): never retried.
+    await page.click('#forbidden-offers button');
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.equal(await page.locator('#forbidden').count(), 0);
+    assert.deepEqual(stand.refused, ['/api/v1/namespaces/team-b/snapshots', '/api/v1/namespaces/team-b/snapshots'],
+      `all requests: ${stand.seen.join(', ')}`);
+    assert.deepEqual(errors.filter((e) => !/status of (401|403)|40[13] \((Unauthorized|Forbidden)\)/.test(e)), []);
   } finally {
     await page.close();
     await site.close();

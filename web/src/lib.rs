@@ -3,11 +3,13 @@
 //! in the browser with the `classify-wasm` engine.
 //!
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
-//! `timeline::Layout`, `session::AuthState`) with methods, tested natively;
+//! `timeline::Layout`, `session::AuthState`,
+//! `namespace_access::NamespaceAccess`) with methods, tested natively;
 //! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
 
+pub mod namespace_access;
 pub mod query;
 pub mod server_info;
 pub mod session;

@@ -1,7 +1,9 @@
 //! The live dashboard: the namespace's `snapshots` stream feeds the store,
 //! the table shows it, and `/explain` explains one of its objects.
-//! A 401, from the namespaces fetch or from the fetch that asks why the
-//! stream failed, hands the page over to the sign-in form.
+//! A 401, from the namespaces fetch or from the probe that asks why the
+//! stream failed, hands the page over to the sign-in form; a 403 from the
+//! probe stops the retries and says the user may not see the namespace,
+//! offering those they may (`crate::namespace_access` decides).
 
 use std::sync::Arc;
 
@@ -11,10 +13,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::explain::ExplainView;
-use super::net::{fetch_text, FetchError};
+use super::net::{fetch_text, probe_status, FetchError};
 use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
+use crate::namespace_access::{NamespaceAccess, NextStep};
 use crate::query::{Page, ViewState};
 use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
@@ -28,7 +31,11 @@ const RETRY_MS: u64 = 2000;
 pub enum Conn {
     Connecting,
     Live,
-    Reconnecting { since: f64 },
+    Reconnecting {
+        since: f64,
+    },
+    /// Refused for good (403): no more retries.
+    Stopped,
 }
 
 /// What the indicator says, given the time.
@@ -36,6 +43,7 @@ pub fn conn_text(c: Conn, now: f64) -> (&'static str, String) {
     match c {
         Conn::Connecting => ("connecting", "connecting…".into()),
         Conn::Live => ("live", "live".into()),
+        Conn::Stopped => ("stopped", "not allowed".into()),
         Conn::Reconnecting { since } => {
             let at = js_sys::Date::new(&JsValue::from_f64(since))
                 .to_locale_time_string("en-GB")
@@ -70,6 +78,8 @@ struct Live {
     generation: StoredValue<u64>,
     repaint_pending: StoredValue<bool>,
     auth: Auth,
+    access: RwSignal<NamespaceAccess>,
+    info: RwSignal<Option<Result<ServerInfo, String>>>,
 }
 
 /// Tells the views the store changed, once per animation frame however many
@@ -151,25 +161,34 @@ fn connect(live: Live, ns: String, generation: u64) {
             .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED);
         if closed {
             // The browser gave up on an HTTP error, whose status an
-            // EventSource does not tell: a fetch asks. A 401 brings the
-            // sign-in form instead of retrying forever; anything else opens
-            // a new stream later.
+            // EventSource does not tell: a probe of the same URL asks. A
+            // 401 brings the sign-in form and a 403 stops, instead of
+            // retrying forever; anything else opens a new stream later.
             let ns = ns.clone();
+            let url = url.clone();
             leptos::task::spawn_local(async move {
-                if fetch_text("/api/v1/namespaces").await == Err(FetchError::Unauthorized) {
-                    if current() {
-                        live.auth.unauthorized();
-                    }
+                let status = probe_status(&url).await.ok();
+                if !current() {
                     return;
                 }
-                set_timeout(
-                    move || {
-                        if current() {
-                            connect(live, ns, generation);
-                        }
-                    },
-                    std::time::Duration::from_millis(RETRY_MS),
-                );
+                let next = live.access.try_update(|a| a.on_stream_failed(&ns, status));
+                match next {
+                    Some(NextStep::SignIn) => live.auth.unauthorized(),
+                    Some(NextStep::Stop) => {
+                        live.holder.set_value(None);
+                        live.conn.set(Conn::Stopped);
+                        offer_namespaces(live, generation).await;
+                    }
+                    Some(NextStep::Retry) => set_timeout(
+                        move || {
+                            if current() {
+                                connect(live, ns, generation);
+                            }
+                        },
+                        std::time::Duration::from_millis(RETRY_MS),
+                    ),
+                    None => {}
+                }
             });
         }
     });
@@ -182,6 +201,28 @@ fn connect(live: Live, ns: String, generation: u64) {
         source,
         _handlers: vec![on_snapshot, on_change, on_open, on_error],
     }));
+}
+
+/// After a refusal: asks which namespaces the user may see now (a revoked
+/// grant may have changed them since the page loaded) for the offer and the
+/// picker.
+async fn offer_namespaces(live: Live, generation: u64) {
+    let answer = fetch_text("/api/v1/namespaces").await;
+    if live.generation.try_get_value() != Some(generation) {
+        return;
+    }
+    match answer {
+        Err(FetchError::Unauthorized) => live.auth.unauthorized(),
+        Ok(text) => {
+            let info = ServerInfo::parse(&text);
+            let visible = info.as_ref().ok().map(|i| i.namespaces.clone());
+            live.access.update(|a| a.on_namespaces(visible));
+            if info.is_ok() {
+                live.info.set(Some(info));
+            }
+        }
+        Err(_) => live.access.update(|a| a.on_namespaces(None)),
+    }
 }
 
 /// Saves `text` as a file through a temporary link.
@@ -210,6 +251,7 @@ pub fn download(name: &str, text: &str) {
 #[component]
 pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let nav = expect_context::<Nav>();
+    let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
     let live = Live {
         store: RwSignal::new(Store::default()),
         loaded: RwSignal::new(false),
@@ -218,8 +260,9 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         generation: StoredValue::new(0),
         repaint_pending: StoredValue::new(false),
         auth: expect_context::<Auth>(),
+        access: RwSignal::new(NamespaceAccess::default()),
+        info,
     };
-    let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
     leptos::task::spawn_local(async move {
         let result = match fetch_text("/api/v1/namespaces").await {
             Ok(text) => ServerInfo::parse(&text),
@@ -227,6 +270,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 live.auth.unauthorized();
                 return;
             }
+            Err(FetchError::Forbidden) => Err("the server refused to list namespaces".into()),
             Err(FetchError::Failed(e)) => Err(e),
         };
         info.try_set(Some(result));
@@ -253,6 +297,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         live.loaded.set(false);
         live.store.set(Store::default());
         live.conn.set(Conn::Connecting);
+        live.access.update(NamespaceAccess::on_namespace_chosen);
         connect(live, ns, generation);
     });
     on_cleanup(move || {
@@ -338,7 +383,35 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         );
         download(&name, &text);
     };
+    let denied = move || {
+        live.access.with(|a| a.denied().cloned()).map(|denied| {
+            let offers = denied.offers();
+            let offer_text = denied.offer_text();
+            view! {
+                <section id="forbidden" class="banner forbidden" role="alert">
+                    <p id="forbidden-message">{move || {
+                        let user = live.auth.state.with(|s| s.whoami());
+                        denied.message(user.as_deref())
+                    }}</p>
+                    <p>{offer_text}</p>
+                    <ul id="forbidden-offers">
+                        {offers.into_iter().map(|n| {
+                            let label = n.clone();
+                            view! {
+                                <li><button class="link" on:click=move |_| {
+                                    nav.go(ViewState { namespace: Some(n.clone()), ..ViewState::default() });
+                                }>{label}</button></li>
+                            }
+                        }).collect_view()}
+                    </ul>
+                </section>
+            }
+        })
+    };
     let body = move || {
+        if live.access.with(|a| a.denied().is_some()) {
+            return denied().into_any();
+        }
         if let Some((key, explanation, objects)) = explained.get() {
             return match explanation {
                 Some(e) => view! { <ExplainView explanation=e objects=objects on_back=back /> }.into_any(),
