@@ -4,11 +4,12 @@
 //!
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
-//! `namespace_access::NamespaceAccess`) with methods, tested natively;
+//! `namespace_access::NamespaceAccess`, `history::HistoryView`) with methods, tested natively;
 //! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
 
+pub mod history;
 pub mod namespace_access;
 pub mod query;
 pub mod server_info;

@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::table::{CauseBadge, StateBadge};
+use crate::history::HistoryView;
 use crate::timeline;
 use crate::yaml::to_yaml;
 
@@ -211,11 +212,53 @@ fn attempts_view(attempts: &[AttemptTrace]) -> impl IntoView {
     .into_any()
 }
 
+/// The server's record of the object's changes, oldest first (the live
+/// page), or why there is none (the offline page).
+fn history_view(history: Signal<HistoryView>) -> impl IntoView {
+    move || {
+        let h = history.get();
+        let rows = match &h {
+            HistoryView::Recorded { changes, .. } if !changes.is_empty() => Some(
+                changes
+                    .iter()
+                    .map(|c| {
+                        view! {
+                            <tr>
+                                <td>{c.at.clone()}</td>
+                                <td>{c.state.clone()}</td>
+                                <td>{c.cause.clone()}</td>
+                                <td>{if c.held { "held" } else { "" }}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view(),
+            ),
+            _ => None,
+        };
+        let class = match h {
+            HistoryView::Recorded { .. } => "history-line",
+            _ => "muted",
+        };
+        view! {
+            <p id="history-text" class=class>{h.summary()}</p>
+            {rows.map(|rows| view! {
+                <table class="history-table">
+                    <thead><tr><th>"at (UTC)"</th><th>"state"</th><th>"cause"</th><th>"held"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            })}
+        }
+    }
+}
+
 #[component]
 pub fn ExplainView(
     explanation: Explanation,
     objects: Vec<Value>,
     on_back: Callback<()>,
+    /// Only the server records history; the offline page passes `NotKept`.
+    #[prop(into)]
+    history: Signal<HistoryView>,
 ) -> impl IntoView {
     let o = explanation.observation.clone();
     let t = explanation.trace.clone();
@@ -280,6 +323,7 @@ pub fn ExplainView(
                 </table>
             </section>
             <section id="attempts"><h3>"Attempts"</h3>{attempts}</section>
+            <section id="history"><h3>"History"</h3>{history_view(history)}</section>
             {notes("Foreign notes", "foreign-notes", t.foreign)}
             {notes("Situation notes", "situation-notes", t.situation)}
             <details id="objects"><summary>{format!("The {count} objects read, as YAML")}</summary><pre>{yaml}</pre></details>

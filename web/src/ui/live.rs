@@ -17,6 +17,7 @@ use super::net::{fetch_text, probe_status, FetchError};
 use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
+use crate::history::{inspect_url, HistoryView};
 use crate::namespace_access::{NamespaceAccess, NextStep};
 use crate::query::{Page, ViewState};
 use crate::server_info::ServerInfo;
@@ -344,6 +345,51 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         live.store
             .with(|s| Some((key.clone(), s.explain(&key), s.objects_of(&key))))
     });
+    // The explained object's history is the server's: ask again whenever the
+    // object's observation changes, so the timeline follows the table. A
+    // late answer for an object no longer shown is dropped.
+    let history = RwSignal::new(HistoryView::Loading);
+    let history_asked = StoredValue::new(0u64);
+    let history_of: StoredValue<Option<ItemKey>> = StoredValue::new(None);
+    let history_key = Memo::new(move |_| {
+        explained.with(|e| {
+            e.as_ref().map(|(key, explanation, _)| {
+                let seen = explanation.as_ref().map(|x| {
+                    (
+                        x.observation.state,
+                        x.observation.cause.kind,
+                        x.observation.held,
+                    )
+                });
+                (key.clone(), seen)
+            })
+        })
+    });
+    Effect::new(move |_| {
+        let Some((key, _)) = history_key.get() else {
+            return;
+        };
+        let asked = history_asked.get_value() + 1;
+        history_asked.set_value(asked);
+        // Another object: its history is not the last one's. The same
+        // object keeps showing its last answer until the new one comes.
+        if history_of.with_value(|k| k.as_ref() != Some(&key)) {
+            history_of.set_value(Some(key.clone()));
+            history.set(HistoryView::Loading);
+        }
+        let url = inspect_url(&key.namespace, &key.kind, &key.name);
+        leptos::task::spawn_local(async move {
+            let answer = match fetch_text(&url).await {
+                Ok(text) => HistoryView::from_inspect(&text),
+                Err(FetchError::Unauthorized) => HistoryView::Unavailable("not signed in".into()),
+                Err(FetchError::Forbidden) => HistoryView::Unavailable("forbidden".into()),
+                Err(FetchError::Failed(e)) => HistoryView::Unavailable(e),
+            };
+            if history_asked.try_get_value() == Some(asked) {
+                history.try_set(answer);
+            }
+        });
+    });
 
     let picker = move || match namespaces.get() {
         None => view! { <span class="muted">"loading namespaces…"</span> }.into_any(),
@@ -414,7 +460,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         }
         if let Some((key, explanation, objects)) = explained.get() {
             return match explanation {
-                Some(e) => view! { <ExplainView explanation=e objects=objects on_back=back /> }.into_any(),
+                Some(e) => view! { <ExplainView explanation=e objects=objects on_back=back history=history /> }.into_any(),
                 None if live.loaded.get() => view! {
                     <p class="muted">{format!("{} {} is not in namespace {} (any more).", key.kind, key.name, key.namespace)}</p>
                     <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>

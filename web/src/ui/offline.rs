@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
 use super::Nav;
+use crate::history::HistoryView;
 use crate::store::{AttemptsSummary, Header, ItemKey, Row, Store};
 
 /// What the page classified.
@@ -184,7 +185,7 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 _ => None,
             });
             return match found {
-                Some((e, objects)) => view! { <ExplainView explanation=e objects=objects on_back=back /> }.into_any(),
+                Some((e, objects)) => view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) /> }.into_any(),
                 None => view! {
                     <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
                     <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
