@@ -45,6 +45,11 @@ fn main() -> ExitCode {
             };
             match runtime.block_on(serve::run(*args)) {
                 Ok(()) => ExitCode::SUCCESS,
+                // A state directory that cannot be used is the caller's to fix.
+                Err(e @ serve::Error::State(_)) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
                 Err(e) => fail(anyhow::Error::new(e).context("dispatch-dash serve")),
             }
         }
