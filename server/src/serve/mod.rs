@@ -56,10 +56,17 @@
 //!   orphans.
 //! - `GET /api/v1/namespaces/{ns}/objects/{kind}/{name}[?explain=true]` →
 //!   Inspect: `{"object": <projection>, "observation": <observation>|null,
-//!   "readFor": [{"kind","namespace","name","uid"}], "explanation": ..}`.
+//!   "readFor": [{"kind","namespace","name","uid"}], "history": [{"at",
+//!   "state","cause","held"}..], "explanation": ..}`.
 //!   `observation` is null for an object read for a TrainJob (its TrainJob's
 //!   observation covers it; `readFor` names it). `kind` is a kind, plural or
-//!   singular in any case (`TrainJob`, `pods`).
+//!   singular in any case (`TrainJob`, `pods`). `history` is the object's
+//!   observation changes as this server saw them, oldest first: `at` is the
+//!   server's time of the change (RFC 3339, UTC, to the second), `state`,
+//!   `cause` (the cause kind) and `held` are the observation's after it.
+//!   At most the last 64 per object; empty for an object with no
+//!   observation of its own, and it starts afresh on a restart unless
+//!   `--state-dir` keeps it (see [`history`]).
 //! - `GET /api/v1/namespaces/{ns}/jobs/{job}/watch` → Watch (SSE, section
 //!   12): one `observation` event per object of the job, then an
 //!   `observation` event whenever an object's observation differs from the
