@@ -16,6 +16,12 @@
 //! on the emulator, timed the same way (stamp to receipt). It is what the
 //! API itself costs on this machine at this moment; the server's figure
 //! over it is what dispatch-dash adds.
+//!
+//! Then the same load against a server with `--state-dir` (a temp dir),
+//! reported as its write-to-SSE p99 over the run without it (goal ≤ 1.2×),
+//! and the database's growth per captured pod: pods are created and
+//! deleted in two rounds of the same size, so each round adds only
+//! captured pods; bytes are `state.db` + `state.db-wal`.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -349,6 +355,237 @@ async fn main() {
     );
     println!("  slow SSE clients dropped: {lagged}");
     println!("  total run time: {:.1?}", started_at.elapsed());
+    let _ = server.kill().await;
+    running.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    state_dir_phase(percentile(&all, 0.99)).await;
+}
+
+/// Pods created then deleted per round of the state-directory phase.
+const CAPTURE_ROUND: usize = 2_000;
+
+/// A number from the server's `/metrics`.
+async fn server_metric(base: &str, name: &str) -> f64 {
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let Ok(response) = client
+        .get(format!("{base}/metrics").parse().expect("url"))
+        .await
+    else {
+        return f64::NAN;
+    };
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let prefix = format!("{name} ");
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(f64::NAN)
+}
+
+fn state_bytes(dir: &std::path::Path) -> u64 {
+    ["state.db", "state.db-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// The same cluster, clients and churn against a server with
+/// `--state-dir`; `p99_without` is the run without it.
+async fn state_dir_phase(p99_without: f64) {
+    let emu = Emulator::new(EmulatorConfig {
+        kueue: false,
+        history: 200_000,
+        default_namespace: namespace(0),
+        ..EmulatorConfig::default()
+    });
+    populate(&emu);
+    let running = emu
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let dir = std::env::temp_dir().join(format!("dispatch-dash-load-state-{}", std::process::id()));
+    let state_dir = dir.join("state");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, running.kubeconfig_yaml()).expect("kubeconfig");
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+        probe.local_addr().expect("addr").port()
+    };
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_dispatch-dash"));
+    command
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .args([
+            "--mode",
+            "plain",
+            "--max-sse-clients",
+            "200",
+            "--max-sse-per-client",
+            "200",
+        ])
+        .arg("--state-dir")
+        .arg(&state_dir)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .kill_on_drop(true);
+    for n in 0..NAMESPACES {
+        command.arg("--namespace").arg(namespace(n));
+    }
+    let mut server = command.spawn().expect("server starts");
+    let base = format!("http://127.0.0.1:{port}");
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let ready = match client
+            .get(format!("{base}/readyz").parse().expect("url"))
+            .await
+        {
+            Ok(r) => r.status().is_success(),
+            Err(_) => false,
+        };
+        if ready {
+            break;
+        }
+        assert!(Instant::now() < deadline, "server not ready within 120 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let latencies = Arc::new(Mutex::new(Vec::new()));
+    let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for c in 0..CLIENTS {
+        tokio::spawn(stamp_reader(
+            format!("{base}/api/v1/namespaces/{}/snapshots", namespace(c)),
+            "\n\n",
+            latencies.clone(),
+            connected.clone(),
+            measuring.clone(),
+        ));
+    }
+    while connected.load(std::sync::atomic::Ordering::SeqCst) < CLIENTS {
+        assert!(Instant::now() < deadline, "clients did not all connect");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    measuring.store(true, std::sync::atomic::Ordering::SeqCst);
+    let churn_emu = emu.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let per_tick = UPDATES_PER_SEC / 100;
+        let start = Instant::now();
+        let mut written = 0usize;
+        let now = emulator::time::now_rfc3339();
+        while start.elapsed() < CHURN {
+            for _ in 0..per_tick {
+                let seq = written;
+                let (ns, name) = pod_name((seq * 7919) % TRAINJOBS, seq % PODS_PER_JOB);
+                let status = json!({
+                    "phase": "Running",
+                    "conditions": [
+                        objects::condition("PodScheduled", "True", "", "", &now),
+                        objects::condition("Ready", "True", "Churn", &format!("stamp-{}", micros_now()), &now),
+                    ],
+                });
+                if churn_emu.patch_status(Kind::Pod, &ns, &name, status).is_ok() {
+                    written += 1;
+                }
+            }
+            let next = Duration::from_millis(10) * (written / per_tick.max(1)) as u32;
+            if let Some(wait) = next.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        written
+    })
+    .await
+    .expect("churn");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    measuring.store(false, std::sync::atomic::Ordering::SeqCst);
+    let mut all = latencies.lock().expect("lock").clone();
+    all.sort_by(|a, b| a.total_cmp(b));
+    let p99 = percentile(&all, 0.99);
+
+    // Growth per captured pod: each round creates CAPTURE_ROUND extra pods
+    // and deletes them, so the live rows are as before and only captured
+    // rows are added.
+    let mut sizes = vec![(0.0, state_bytes(&state_dir))];
+    for round in 0..2 {
+        let now = emulator::time::now_rfc3339();
+        let mut created = Vec::new();
+        for i in 0..CAPTURE_ROUND {
+            let job = i % TRAINJOBS;
+            let jr = JobRef::new(&namespace(job), &format!("job{job}"), "s1");
+            let p = PodRef {
+                rank: PODS_PER_JOB + round * CAPTURE_ROUND + i,
+                admission: 1,
+                restart_attempt: 0,
+                suffix: "gone0".into(),
+            };
+            let pod = objects::pod_terminated(
+                objects::pod_running(objects::pod(&jr, &p, &now), "gpu-node-1", &now),
+                "OOMKilled",
+                137,
+                "",
+                &now,
+            );
+            emu.create(pod).expect("pod");
+            created.push((jr.namespace.clone(), p.name(&jr)));
+        }
+        let want_stored = (TRAINJOBS * PODS_PER_JOB + CAPTURE_ROUND) as f64;
+        while server_metric(&base, "dispatch_dash_stored_pods").await < want_stored {
+            assert!(
+                Instant::now() < deadline + Duration::from_secs(300),
+                "pods not stored"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for (ns, name) in &created {
+            emu.delete(Kind::Pod, ns, name).expect("delete");
+        }
+        let want_captured = ((round + 1) * CAPTURE_ROUND) as f64;
+        let captured = loop {
+            let captured = server_metric(&base, "dispatch_dash_captured_pods").await;
+            if captured >= want_captured {
+                break captured;
+            }
+            assert!(
+                Instant::now() < deadline + Duration::from_secs(300),
+                "pods not captured"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        sizes.push((captured, state_bytes(&state_dir)));
+    }
+    let per_round: Vec<f64> = sizes
+        .windows(2)
+        .map(|w| (w[1].1 as f64 - w[0].1 as f64) / (w[1].0 - w[0].0))
+        .collect();
+    let (captured, total) = sizes[sizes.len() - 1];
+    println!("with --state-dir (the same cluster, clients and churn: {written} writes)");
+    println!(
+        "  write-to-SSE latency over {} deliveries: p50 {:.1} ms, p99 {:.1} ms; {:.2}x the p99 without it (goal <= 1.2x)",
+        all.len(),
+        percentile(&all, 0.50),
+        p99,
+        p99 / p99_without
+    );
+    println!(
+        "  database: {:.1} MB after the churn; {captured} captured pods: {:.1} MB, {:.0} bytes per captured pod in all; growth per captured pod by round of {CAPTURE_ROUND}: {}",
+        sizes[0].1 as f64 / 1e6,
+        total as f64 / 1e6,
+        total as f64 / captured,
+        per_round
+            .iter()
+            .map(|b| format!("{b:.0} B"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _ = server.kill().await;
     running.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
