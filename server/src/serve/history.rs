@@ -268,6 +268,7 @@ impl History {
         while history.changes.len() > CHANGES_PER_OBJECT {
             history.changes.pop_front();
         }
+        history.changes.shrink_to_fit();
         self.remove(&key);
         self.bytes += ObjectHistory::bytes(&key);
         if let Some(since) = history.gone_since {
@@ -311,10 +312,12 @@ impl History {
                 .back()
                 .is_none_or(|last| !last.same_observation(&change))
             {
-                entry.changes.push_back(change);
-                while entry.changes.len() > CHANGES_PER_OBJECT {
+                // Drop before pushing, so the queue never grows past the
+                // bound and its allocation stays within what is counted.
+                while entry.changes.len() >= CHANGES_PER_OBJECT {
                     entry.changes.pop_front();
                 }
+                entry.changes.push_back(change);
                 touched = true;
             }
             if touched {

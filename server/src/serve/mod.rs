@@ -91,7 +91,14 @@
 //! The watch loops, the ingest loop and the HTTP server are supervised
 //! [`Workers`]: if one ends or panics, [`run`] stops and returns an error
 //! naming it (the process exits 1 and its Deployment restarts it) rather
-//! than serve stale data.
+//! than serve stale data. The ingest loop also ends when a write to the
+//! state directory fails (`--state-dir`; see [`persist`]).
+//!
+//! # Exit status 2
+//!
+//! A state directory that cannot be used at start (a corrupt file, one
+//! locked by another server, a newer schema) is [`Error::State`], which
+//! `main.rs` maps to exit status 2 with the error naming the file.
 //!
 //! # The dashboard stream (`snapshots`)
 //!
