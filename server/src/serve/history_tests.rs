@@ -99,7 +99,11 @@ fn each_object_keeps_its_last_64_changes() {
     let changes = &history.of(&key("a")).expect("recorded").changes;
     assert_eq!(changes.len(), CHANGES_PER_OBJECT);
     // What the byte bound counts per object: 64 fixed-size values.
-    assert!(changes.capacity() <= CHANGES_PER_OBJECT, "{}", changes.capacity());
+    assert!(
+        changes.capacity() <= CHANGES_PER_OBJECT,
+        "{}",
+        changes.capacity()
+    );
     assert_eq!(std::mem::size_of::<Change>(), 16);
     assert_eq!(
         changes.front().map(|c| c.at_unix),

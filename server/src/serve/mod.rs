@@ -1155,6 +1155,21 @@ mod tests {
         .is_ok());
     }
 
+    #[test]
+    fn the_history_retention_defaults_to_a_week_and_reads_days() {
+        assert_eq!(args(&[]).history_retention, Duration::from_secs(7 * 86_400));
+        assert_eq!(args(&[]).state_dir, None);
+        let parsed = args(&["--history-retention", "30d", "--state-dir", "/var/lib/dd"]);
+        assert_eq!(parsed.history_retention, Duration::from_secs(30 * 86_400));
+        assert_eq!(parsed.state_dir, Some(PathBuf::from("/var/lib/dd")));
+        assert_eq!(parse_retention("36h"), Ok(Duration::from_secs(36 * 3600)));
+        assert!(parse_retention("400d").is_err(), "at most a year");
+        assert!(parse_retention("0d").is_err());
+        assert!(parse_retention("7 weeks").is_err());
+        // The other duration flags keep their bound of a week.
+        assert!(parse_duration("8d").is_err());
+    }
+
     #[tokio::test]
     async fn no_workers_means_no_end() {
         let mut workers = Workers::default();

@@ -435,3 +435,36 @@ fn a_second_opener_gets_a_lock_error_at_once() {
     drop(held);
     StateDir::open(&dir.0).expect("free again");
 }
+
+#[test]
+fn objects_of_namespaces_no_longer_watched_are_not_restored_and_leave_the_file() {
+    let dir = TempDir::new("scope");
+    {
+        let mut state = StateDir::open(&dir.0).expect("open");
+        let mut value = oom_pod("llm", "llm-0", "pod-x").value();
+        value["metadata"]["namespace"] = json!("team-b");
+        let elsewhere = project(ObjectKind::Pod, &value).expect("stored");
+        state
+            .write(&[
+                Op::PutObject(Arc::new(trainjob("llm", "tj-1", false))),
+                Op::PutObject(Arc::new(elsewhere)),
+            ])
+            .expect("write");
+    }
+    {
+        let hub = hub(&dir.0, StoreLimits::default(), at(0)).expect("restored");
+        assert_eq!(
+            hub.with_store(|s| s.pod_bytes().1),
+            0,
+            "team-b is not watched"
+        );
+        assert_eq!(
+            hub.find("team-a", "llm").len(),
+            1,
+            "the restored TrainJob is classified"
+        );
+    }
+    let restored = StateDir::open(&dir.0).expect("open").load().expect("load");
+    let names: Vec<&str> = restored.objects.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, vec!["llm"]);
+}
