@@ -160,3 +160,56 @@ async fn a_second_server_on_a_locked_state_dir_is_refused_naming_the_file() {
     assert_eq!(status, hyper::StatusCode::OK);
     first.kill_9().await;
 }
+
+/// The README's way to enable the state directory in deploy/ gives a
+/// Deployment that mounts the claim of `deploy/state/pvc.yaml` at the
+/// `--state-dir` it passes, with the root filesystem still read-only.
+#[test]
+fn the_deploy_state_dir_blocks_mount_the_claim_at_the_state_dir() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+
+    let deployment: Deployment =
+        serde_saphyr::from_str(&deployment_with_state_dir()).expect("a Deployment");
+    let pod = deployment.spec.template.spec.expect("pod");
+    assert_eq!(
+        pod.security_context.as_ref().and_then(|s| s.fs_group),
+        Some(65532)
+    );
+    let container = &pod.containers[0];
+    let args = container.args.clone().unwrap_or_default();
+    let state_dir = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--state-dir="))
+        .expect("--state-dir is passed");
+    let mount = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .find(|m| m.mount_path == state_dir)
+        .expect("a volume is mounted at the state dir");
+    let claim = pod
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == mount.name)
+        .and_then(|v| v.persistent_volume_claim.clone())
+        .expect("the volume is a claim");
+    let pvc_path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/state/pvc.yaml");
+    let pvc: PersistentVolumeClaim =
+        serde_saphyr::from_str(&std::fs::read_to_string(pvc_path).expect("pvc.yaml"))
+            .expect("a claim");
+    assert_eq!(
+        pvc.metadata.name.as_deref(),
+        Some(claim.claim_name.as_str())
+    );
+    assert_eq!(pvc.metadata.namespace, deployment.metadata.namespace);
+    assert_eq!(
+        container
+            .security_context
+            .as_ref()
+            .and_then(|s| s.read_only_root_filesystem),
+        Some(true)
+    );
+}

@@ -129,3 +129,38 @@ async fn captured_evidence_survives_a_kill_9_against_a_real_apiserver() {
     assert!(!snapshot.to_string().contains(SECRET));
     server.kill_9().await;
 }
+
+/// deploy/ with the state directory enabled as the README says (the claim
+/// and the uncommented Deployment) passes a server-side dry run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_with_the_state_dir_enabled_applies() {
+    let api = ApiServer::start(Workloads::None, &[NS, "dispatch-dash"]).await;
+    let dir = TempDir::new("deploy-state");
+    let kubeconfig = dir.0.join("kubeconfig");
+    std::fs::write(&kubeconfig, api.kubeconfig_yaml()).expect("kubeconfig");
+    let deployment = dir.0.join("deployment.yaml");
+    std::fs::write(&deployment, deployment_with_state_dir()).expect("deployment");
+    let pvc = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/state/pvc.yaml");
+    let output = std::process::Command::new("kubectl")
+        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .args(["apply", "--dry-run=server", "-f"])
+        .arg(&pvc)
+        .arg("-f")
+        .arg(&deployment)
+        .output()
+        .expect("kubectl is installed (scripts/setup.sh)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("persistentvolumeclaim/dispatch-dash-state created"),
+        "{text}"
+    );
+    assert!(
+        text.contains("deployment.apps/dispatch-dash created"),
+        "{text}"
+    );
+}

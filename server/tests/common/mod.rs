@@ -528,3 +528,29 @@ pub async fn ended_from_captured_pods(addr: SocketAddr, job: &str, name: &str, s
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// `deploy/deployment.yaml` with its three `state-dir` blocks uncommented,
+/// as the README says to enable the state directory.
+pub fn deployment_with_state_dir() -> String {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/deployment.yaml");
+    let text = std::fs::read_to_string(path).expect("deploy/deployment.yaml");
+    let mut out = String::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("# state-dir (") {
+            in_block = true;
+            out.push_str(line);
+        } else if in_block && trimmed.starts_with("# ") {
+            let indent = &line[..line.len() - trimmed.len()];
+            out.push_str(indent);
+            out.push_str(&trimmed[2..]);
+        } else {
+            in_block = false;
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
