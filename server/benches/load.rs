@@ -386,12 +386,18 @@ async fn server_metric(base: &str, name: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// Bytes of the database and its write-ahead log.
 fn state_bytes(dir: &std::path::Path) -> u64 {
     ["state.db", "state.db-wal"]
         .iter()
         .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
         .map(|m| m.len())
         .sum()
+}
+
+/// Bytes of the database file alone.
+fn db_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::metadata(dir.join("state.db")).map_or(0, |m| m.len())
 }
 
 /// The same cluster, clients and churn against a server with
@@ -514,7 +520,7 @@ async fn state_dir_phase(p99_without: f64) {
     // Growth per captured pod: each round creates CAPTURE_ROUND extra pods
     // and deletes them, so the live rows are as before and only captured
     // rows are added.
-    let mut sizes = vec![(0.0, state_bytes(&state_dir))];
+    let mut sizes = vec![(0.0, state_bytes(&state_dir), db_bytes(&state_dir))];
     for round in 0..2 {
         let now = emulator::time::now_rfc3339();
         let mut created = Vec::new();
@@ -560,13 +566,17 @@ async fn state_dir_phase(p99_without: f64) {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        sizes.push((captured, state_bytes(&state_dir)));
+        sizes.push((captured, state_bytes(&state_dir), db_bytes(&state_dir)));
     }
-    let per_round: Vec<f64> = sizes
-        .windows(2)
-        .map(|w| (w[1].1 as f64 - w[0].1 as f64) / (w[1].0 - w[0].0))
-        .collect();
-    let (captured, total) = sizes[sizes.len() - 1];
+    let per_round = |bytes: fn(&(f64, u64, u64)) -> u64| -> String {
+        sizes
+            .windows(2)
+            .map(|w| (bytes(&w[1]) as f64 - bytes(&w[0]) as f64) / (w[1].0 - w[0].0))
+            .map(|b| format!("{b:.0} B"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (captured, total, _) = sizes[sizes.len() - 1];
     println!("with --state-dir (the same cluster, clients and churn: {written} writes)");
     println!(
         "  write-to-SSE latency over {} deliveries: p50 {:.1} ms, p99 {:.1} ms; {:.2}x the p99 without it (goal <= 1.2x)",
@@ -576,15 +586,15 @@ async fn state_dir_phase(p99_without: f64) {
         p99 / p99_without
     );
     println!(
-        "  database: {:.1} MB after the churn; {captured} captured pods: {:.1} MB, {:.0} bytes per captured pod in all; growth per captured pod by round of {CAPTURE_ROUND}: {}",
+        "  database + log: {:.1} MB after the churn; with {captured} captured pods {:.1} MB, {:.0} bytes per captured pod in all",
         sizes[0].1 as f64 / 1e6,
         total as f64 / 1e6,
         total as f64 / captured,
-        per_round
-            .iter()
-            .map(|b| format!("{b:.0} B"))
-            .collect::<Vec<_>>()
-            .join(", ")
+    );
+    println!(
+        "  growth per captured pod, by round of {CAPTURE_ROUND}: database + log {}; database alone {}",
+        per_round(|s| s.1),
+        per_round(|s| s.2)
     );
     let _ = server.kill().await;
     running.shutdown().await;

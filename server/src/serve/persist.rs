@@ -39,6 +39,9 @@ use super::store::CapturedPod;
 /// The schema version this binary writes and reads.
 pub const SCHEMA_VERSION: i64 = 1;
 
+/// Bytes of write-ahead log kept after a checkpoint.
+const WAL_BYTES_KEPT: i64 = 8 * 1024 * 1024;
+
 /// The database's file name inside the state directory.
 pub const FILE_NAME: &str = "state.db";
 
@@ -252,6 +255,10 @@ impl StateDir {
             });
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sqlite)?;
+        // The log is reset at each checkpoint (every 1000 pages) but keeps
+        // its largest size unless told: truncate it back to this.
+        conn.pragma_update(None, "journal_size_limit", WAL_BYTES_KEPT)
             .map_err(sqlite)?;
         if version == 0 {
             let tables: i64 = conn
