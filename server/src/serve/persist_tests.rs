@@ -468,3 +468,43 @@ fn objects_of_namespaces_no_longer_watched_are_not_restored_and_leave_the_file()
     let names: Vec<&str> = restored.objects.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names, vec!["llm"]);
 }
+
+#[test]
+fn histories_past_the_retention_at_start_are_dropped_from_the_file_too() {
+    let dir = TempDir::new("retention");
+    let gone_at = crate::serve::history::unix_seconds(at(0));
+    let kept = |gone_since| ObjectHistory {
+        changes: VecDeque::from(vec![Change {
+            at_unix: gone_at - 60,
+            state: State::Ended,
+            cause: CauseKind::Completed,
+            held: false,
+        }]),
+        gone_since,
+    };
+    {
+        let mut state = StateDir::open(&dir.0).expect("open");
+        state
+            .write(&[
+                Op::PutHistory(key("old"), kept(Some(gone_at))),
+                Op::PutHistory(key("recent"), kept(Some(gone_at + 86_400))),
+            ])
+            .expect("write");
+    }
+    let limits = StoreLimits {
+        history_retention: Duration::from_secs(86_400),
+        ..StoreLimits::default()
+    };
+    // A day and an hour after `old` went: it is past the retention.
+    let hub = hub(&dir.0, limits, at(86_400 + 3_600)).expect("restored");
+    assert!(hub.history_of(&key("old")).is_empty());
+    assert_eq!(hub.history_of(&key("recent")).len(), 1);
+    drop(hub);
+    let restored = StateDir::open(&dir.0).expect("open").load().expect("load");
+    let names: Vec<&str> = restored
+        .history
+        .iter()
+        .map(|(k, _)| k.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["recent"]);
+}
