@@ -27,6 +27,12 @@
 //! is what the API itself costs on this machine at this moment; the
 //! server's figure over it is what dispatch-dash adds. The ratios printed
 //! are authenticated/baseline and authenticated/unauthenticated.
+//!
+//! A third phase runs unauthenticated with `--state-dir` (a temp dir):
+//! its write-to-SSE p99 over the unauthenticated phase's (goal ≤ 1.2×), and
+//! the database's growth per captured pod: after the churn, pods are
+//! created and deleted in two rounds of the same size, so each round adds
+//! only captured pods; bytes are `state.db` + `state.db-wal`.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -232,6 +238,8 @@ struct Phase {
     pod_bytes: f64,
     pods: f64,
     lagged: f64,
+    /// With `--state-dir`: the database's size as captured pods grow.
+    growth: Option<Growth>,
 }
 
 /// Starts the server (as `auth` says) against the emulator, connects the
@@ -241,6 +249,7 @@ async fn run_phase(
     running: &RunningEmulator,
     kubeconfig: &std::path::Path,
     auth: Auth,
+    state_dir: Option<&std::path::Path>,
 ) -> Phase {
     let started_at = Instant::now();
     let port = {
@@ -267,6 +276,9 @@ async fn run_phase(
         .kill_on_drop(true);
     if auth == Auth::Kubernetes {
         command.arg("--auth").arg("kubernetes");
+    }
+    if let Some(dir) = state_dir {
+        command.arg("--state-dir").arg(dir);
     }
     for n in 0..NAMESPACES {
         command.arg("--namespace").arg(namespace(n));
@@ -394,10 +406,14 @@ async fn run_phase(
             .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
             .unwrap_or(f64::NAN)
     };
-    let _ = server.kill().await;
     for reader in readers {
         reader.abort();
     }
+    let growth = match state_dir {
+        Some(dir) => Some(capture_growth(emu, &base, dir).await),
+        None => None,
+    };
+    let _ = server.kill().await;
     let sorted = |values: &Mutex<Vec<f64>>| {
         let mut all = values.lock().expect("lock").clone();
         all.sort_by(|a, b| a.total_cmp(b));
@@ -412,6 +428,7 @@ async fn run_phase(
         pod_bytes: metric("dispatch_dash_stored_pod_bytes "),
         pods: metric("dispatch_dash_stored_pods "),
         lagged: metric("dispatch_dash_sse_lagged_total "),
+        growth,
     }
 }
 
@@ -461,9 +478,9 @@ async fn main() {
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, running.kubeconfig_yaml()).expect("kubeconfig");
 
-    let plain = run_phase(&emu, &running, &kubeconfig, Auth::None).await;
+    let plain = run_phase(&emu, &running, &kubeconfig, Auth::None, None).await;
     let reviews_before = emu.reviews("tokenreviews");
-    let authed = run_phase(&emu, &running, &kubeconfig, Auth::Kubernetes).await;
+    let authed = run_phase(&emu, &running, &kubeconfig, Auth::Kubernetes, None).await;
     let token_reviews = emu.reviews("tokenreviews") - reviews_before;
 
     println!("dispatch-dash load benchmark");
@@ -486,7 +503,141 @@ async fn main() {
         p(&plain.latencies, 0.50) / p(&plain.baseline, 0.50),
         p(&plain.latencies, 0.99) / p(&plain.baseline, 0.99),
     );
+    // Last: its rounds of captured pods change the cluster.
+    let state_dir = dir.join("state");
+    let stated = run_phase(&emu, &running, &kubeconfig, Auth::None, Some(&state_dir)).await;
+    report("with --state-dir (unauthenticated)", &stated);
+    println!(
+        "    write-to-SSE p99 {:.2}x the unauthenticated phase's without it (goal <= 1.2x); p50 {:.2}x",
+        p(&stated.latencies, 0.99) / p(&plain.latencies, 0.99),
+        p(&stated.latencies, 0.50) / p(&plain.latencies, 0.50),
+    );
+    if let Some(g) = &stated.growth {
+        g.report();
+    }
     println!("  total run time: {:.1?}", started_at.elapsed());
     running.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Pods created then deleted per round of the state-directory phase.
+const CAPTURE_ROUND: usize = 2_000;
+
+/// A number from the server's `/metrics`.
+async fn server_metric(base: &str, name: &str) -> f64 {
+    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let Ok(response) = client
+        .get(format!("{base}/metrics").parse().expect("url"))
+        .await
+    else {
+        return f64::NAN;
+    };
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let prefix = format!("{name} ");
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(f64::NAN)
+}
+
+/// Bytes of the database and its write-ahead log.
+fn state_bytes(dir: &std::path::Path) -> u64 {
+    ["state.db", "state.db-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Bytes of the database file alone.
+fn db_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::metadata(dir.join("state.db")).map_or(0, |m| m.len())
+}
+
+/// The state directory's size at the start and after each round.
+struct Growth {
+    /// (captured pods, database + log bytes, database bytes).
+    sizes: Vec<(f64, u64, u64)>,
+}
+
+impl Growth {
+    fn report(&self) {
+        let sizes = &self.sizes;
+        let per_round = |bytes: fn(&(f64, u64, u64)) -> u64| -> String {
+            sizes
+                .windows(2)
+                .map(|w| (bytes(&w[1]) as f64 - bytes(&w[0]) as f64) / (w[1].0 - w[0].0))
+                .map(|b| format!("{b:.0} B"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(&(captured, total, _)) = sizes.last() else {
+            return;
+        };
+        println!(
+            "    database + log: {:.1} MB after the churn; with {captured} captured pods {:.1} MB, {:.0} bytes per captured pod in all",
+            sizes.first().map_or(0, |s| s.1) as f64 / 1e6,
+            total as f64 / 1e6,
+            total as f64 / captured,
+        );
+        println!(
+            "    growth per captured pod, by round of {CAPTURE_ROUND}: database + log {}; database alone {}",
+            per_round(|s| s.1),
+            per_round(|s| s.2)
+        );
+    }
+}
+
+/// Creates and deletes CAPTURE_ROUND extra pods twice, so the live rows
+/// are as before and only captured rows are added, and measures the files.
+async fn capture_growth(emu: &Emulator, base: &str, state_dir: &std::path::Path) -> Growth {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut sizes = vec![(0.0, state_bytes(state_dir), db_bytes(state_dir))];
+    for round in 0..2 {
+        let now = emulator::time::now_rfc3339();
+        let mut created = Vec::new();
+        for i in 0..CAPTURE_ROUND {
+            let job = i % TRAINJOBS;
+            let jr = JobRef::new(&namespace(job), &format!("job{job}"), "s1");
+            let p = PodRef {
+                rank: PODS_PER_JOB + round * CAPTURE_ROUND + i,
+                admission: 1,
+                restart_attempt: 0,
+                suffix: "gone0".into(),
+            };
+            let pod = objects::pod_terminated(
+                objects::pod_running(objects::pod(&jr, &p, &now), "gpu-node-1", &now),
+                "OOMKilled",
+                137,
+                "",
+                &now,
+            );
+            emu.create(pod).expect("pod");
+            created.push((jr.namespace.clone(), p.name(&jr)));
+        }
+        let want_stored = (TRAINJOBS * PODS_PER_JOB + CAPTURE_ROUND) as f64;
+        while server_metric(base, "dispatch_dash_stored_pods").await < want_stored {
+            assert!(Instant::now() < deadline, "pods not stored");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        for (ns, name) in &created {
+            emu.delete(Kind::Pod, ns, name).expect("delete");
+        }
+        let want_captured = ((round + 1) * CAPTURE_ROUND) as f64;
+        let captured = loop {
+            let captured = server_metric(base, "dispatch_dash_captured_pods").await;
+            if captured >= want_captured {
+                break captured;
+            }
+            assert!(Instant::now() < deadline, "pods not captured");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        sizes.push((captured, state_bytes(state_dir), db_bytes(state_dir)));
+    }
+    Growth { sizes }
 }

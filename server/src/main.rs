@@ -83,7 +83,9 @@ fn serve_exit_code(e: &serve::Error) -> u8 {
         | serve::Error::EmptyToken
         | serve::Error::BadToken
         | serve::Error::TokenFile { .. }
-        | serve::Error::Auth(auth::Error::MissingDelegation { .. }) => 2,
+        | serve::Error::Auth(auth::Error::MissingDelegation { .. })
+        // A state directory that cannot be used (corrupt, locked, newer).
+        | serve::Error::State(_) => 2,
         _ => 1,
     }
 }

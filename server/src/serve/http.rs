@@ -30,6 +30,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use super::auth::{self, AuthMode, Authenticator, Identity};
 use super::health::WatchState;
+use super::history::HistoryKey;
 use super::hosts::HostPolicy;
 use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
@@ -716,10 +717,17 @@ async fn inspect(
             .find(|o| o.object.kind == kind.name() && o.object.name == name)
             .cloned()
     });
+    let history = state.hub.history_of(&HistoryKey {
+        kind: kind.name().to_string(),
+        namespace: ns.clone(),
+        name: name.clone(),
+        uid: object.uid.clone(),
+    });
     let mut body = json!({
         "object": object.value(),
         "observation": observation,
         "readFor": read_for,
+        "history": history,
     });
     if let (Some(job), Some(snapshots)) = (&job, &snapshots) {
         let explanations =
@@ -1051,12 +1059,16 @@ mod tests {
     use tower::ServiceExt;
 
     fn state(token: Option<&str>) -> (AppState, watch::Sender<bool>) {
-        let (tx, rx) = watch::channel(false);
         let hub = Hub::new(
             Mode::Plain,
             Scope::Namespaces(vec!["team-a".into()]),
             StoreLimits::default(),
         );
+        state_of(hub, token)
+    }
+
+    fn state_of(hub: Hub, token: Option<&str>) -> (AppState, watch::Sender<bool>) {
+        let (tx, rx) = watch::channel(false);
         let state = AppState {
             hub: Arc::new(hub),
             auth: Arc::new(Authenticator::new(
@@ -1109,6 +1121,64 @@ mod tests {
             .await
             .expect("body");
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn inspect_shows_the_history_oldest_first_at_the_servers_times() {
+        use crate::serve::hub::Clock;
+        use crate::serve::projection::project;
+        use crate::serve::store::{EventBody, WatchEvent};
+        use std::sync::atomic::AtomicU64;
+        use std::time::{Instant, UNIX_EPOCH};
+
+        // 2026-12-01T09:00:00Z, moved by the test alone.
+        let seconds = Arc::new(AtomicU64::new(1_796_115_600));
+        let clock = {
+            let seconds = seconds.clone();
+            Clock::from_fn(move || UNIX_EPOCH + Duration::from_secs(seconds.load(Ordering::SeqCst)))
+        };
+        let hub = Hub::new(
+            Mode::Plain,
+            Scope::Namespaces(vec!["team-a".into()]),
+            StoreLimits::default(),
+        )
+        .with_clock(clock);
+        let trainjob = |conditions: Value| {
+            let object = project(
+                ObjectKind::TrainJob,
+                &json!({"metadata": {"name": "llm-1", "namespace": "team-a", "uid": "tj-1"},
+                    "status": {"conditions": conditions}}),
+            )
+            .expect("stored");
+            WatchEvent {
+                kind: ObjectKind::TrainJob,
+                scope: Some("team-a".into()),
+                body: EventBody::Upserted(object),
+                received: Instant::now(),
+            }
+        };
+        hub.ingest(vec![trainjob(json!([]))]);
+        seconds.fetch_add(12 * 60, Ordering::SeqCst);
+        hub.ingest(vec![trainjob(
+            json!([{"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "done"}]),
+        )]);
+        let (state, _tx) = state_of(hub, None);
+        let (status, body) = call(
+            app(state),
+            "/api/v1/namespaces/team-a/objects/trainjobs/llm-1",
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let body: Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(
+            body["history"],
+            json!([
+                {"at": "2026-12-01T09:00:00Z", "state": "running", "cause": "none", "held": false},
+                {"at": "2026-12-01T09:12:00Z", "state": "ended", "cause": "completed", "held": false},
+            ]),
+            "{body}"
+        );
     }
 
     #[tokio::test]

@@ -4,7 +4,19 @@
 //! that changed, and tells job watchers.
 //!
 //! Lock order, to stay deadlock-free: `streams`, then `store`, then
-//! `observations`. No lock is held across an `.await`.
+//! `observations`, then `history`, then `state` (the database, innermost).
+//! No lock is held across an `.await`.
+//!
+//! With a state directory ([`Hub::with_state_dir`]) each batch's store
+//! changes are written in one transaction while `store` is still locked and
+//! before the `change` frames go out, so nothing a client saw is missing
+//! from the database; the history a batch's re-classification records is
+//! written in a second transaction right after it. A failed write stops
+//! persisting and ends the ingest loop ([`Hub::state_failure`]), so the
+//! server exits rather than run on with a database behind its memory.
+//!
+//! Observation changes are recorded in the [`History`] with the time the
+//! hub's [`Clock`] gives (tests pass a fixed one).
 //!
 //! Namespaces cost nothing unless they exist: a namespace the server does
 //! not know ([`Hub::watches`]) gets no stream, and a namespace's stream
@@ -25,7 +37,9 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::health::{HealthBoard, UNREADY_AFTER};
+use super::history::{self, Change, History, HistoryDelta, HistoryKey, HistoryLimits};
 use super::metrics::{Metrics, RingBound};
+use super::persist::{self, Op, StateDir};
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{CapturedPod, Delta, JobKey, NamespaceList, Store, StoreLimits, WatchEvent};
 use super::view::{self, SnapshotHeader};
@@ -136,6 +150,77 @@ impl Drop for LiveFrames {
     }
 }
 
+/// Where the hub reads the time of an observation change from.
+#[derive(Clone)]
+pub struct Clock(Arc<dyn Fn() -> SystemTime + Send + Sync>);
+
+impl Clock {
+    /// The system clock.
+    pub fn system() -> Clock {
+        Clock(Arc::new(SystemTime::now))
+    }
+
+    /// A clock that reads `f`.
+    pub fn from_fn(f: impl Fn() -> SystemTime + Send + Sync + 'static) -> Clock {
+        Clock(Arc::new(f))
+    }
+
+    /// The time now.
+    pub fn now(&self) -> SystemTime {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+/// The database operations that mirror a batch's store changes: Pods and
+/// TrainJobs as last seen, captured pods, and pod owners.
+fn store_ops(deltas: &[Delta], owners: Vec<(String, Option<String>)>) -> Vec<Op> {
+    let mut ops: Vec<Op> = deltas
+        .iter()
+        .filter_map(|delta| match delta {
+            Delta::Upsert(o) if persist::kept(o.kind) => Some(Op::PutObject(o.clone())),
+            Delta::Delete(o) if persist::kept(o.kind) => Some(Op::DeleteObject {
+                kind: o.kind,
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+            }),
+            Delta::Captured(c) => Some(Op::PutCaptured(c.clone())),
+            Delta::CapturedDropped {
+                trainjob_uid,
+                pod_uid,
+                ..
+            } => Some(Op::DeleteCaptured {
+                trainjob_uid: trainjob_uid.clone(),
+                pod_uid: pod_uid.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    ops.extend(owners.into_iter().map(|(pod_uid, owner)| match owner {
+        Some(trainjob_uid) => Op::PutOwner {
+            pod_uid,
+            trainjob_uid,
+        },
+        None => Op::DeleteOwner { pod_uid },
+    }));
+    ops
+}
+
+fn history_ops(delta: HistoryDelta, ops: &mut Vec<Op>) {
+    ops.extend(
+        delta
+            .written
+            .into_iter()
+            .map(|(key, history)| Op::PutHistory(key, history)),
+    );
+    ops.extend(delta.dropped.into_iter().map(Op::DeleteHistory));
+}
+
 /// Which namespaces the server watches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
@@ -164,6 +249,14 @@ pub struct Hub {
     replay_bytes_total: usize,
     /// Metrics.
     pub metrics: Metrics,
+    /// Each object's observation changes.
+    history: Mutex<History>,
+    /// Where the time of a change is read.
+    clock: Clock,
+    /// The state directory's database, when there is one.
+    state: Option<Mutex<StateDir>>,
+    /// The first failed write to it; no write is tried after one.
+    state_failure: Mutex<Option<persist::Error>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -232,7 +325,100 @@ impl Hub {
             replay_bytes: limits.replay_bytes_per_namespace,
             replay_bytes_total: limits.replay_bytes_total,
             metrics: Metrics::default(),
+            history: Mutex::new(History::new(HistoryLimits {
+                retention: limits.history_retention,
+                ..HistoryLimits::default()
+            })),
+            clock: Clock::system(),
+            state: None,
+            state_failure: Mutex::new(None),
         }
+    }
+
+    /// The same hub, reading the time of observation changes from `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The same hub, restored from and mirrored to a state directory: what
+    /// it held is put back before any list (objects of namespaces not
+    /// watched are dropped from it), whatever the limits in force evict is
+    /// evicted in the database too, and the restored jobs are classified.
+    pub fn with_state_dir(mut self, mut state: StateDir) -> Result<Self, persist::Error> {
+        let restored = state.load()?;
+        if restored.unreadable > 0 {
+            tracing::warn!(
+                file = %state.path().display(),
+                rows = restored.unreadable,
+                "rows of the state database could not be read back; they are left as they are"
+            );
+        }
+        let scope = self.scope.clone();
+        let in_scope = move |o: &StoredObject| match &scope {
+            Scope::All => true,
+            Scope::Namespaces(list) => list.contains(&o.namespace),
+        };
+        let store = self.store.get_mut().unwrap_or_else(|p| p.into_inner());
+        store.track_owner_changes();
+        let deltas = store.restore(
+            restored.objects,
+            restored.owners,
+            restored.captured,
+            in_scope,
+        );
+        let mut ops = store_ops(&deltas, store.take_owner_changes());
+        let history = self.history.get_mut().unwrap_or_else(|p| p.into_inner());
+        for (key, kept) in restored.history {
+            history.restore(key, kept);
+        }
+        history_ops(history.enforce(self.clock.now()), &mut ops);
+        state.write(&ops)?;
+        tracing::info!(
+            file = %state.path().display(),
+            pods = store.pod_bytes().1,
+            captured = store.captured_count(),
+            histories = history.len(),
+            "restored the state directory"
+        );
+        self.state = Some(Mutex::new(state));
+        let dirty = write(&self.store).take_dirty();
+        self.reclassify(&dirty);
+        let failure = lock(&self.state_failure).take();
+        match failure {
+            Some(failure) => Err(failure),
+            None => Ok(self),
+        }
+    }
+
+    /// The failed database write that stopped persisting, if any (the
+    /// ingest loop then ends, and the server with it).
+    pub fn state_failure(&self) -> Option<String> {
+        lock(&self.state_failure).as_ref().map(|e| e.to_string())
+    }
+
+    /// Writes `ops` to the state directory, if there is one and no write
+    /// has failed before.
+    fn write_state(&self, ops: &[Op]) {
+        let Some(state) = &self.state else {
+            return;
+        };
+        let mut failure = lock(&self.state_failure);
+        if failure.is_some() || ops.is_empty() {
+            return;
+        }
+        if let Err(e) = lock(state).write(ops) {
+            tracing::error!(error = %e, "writing the state directory failed");
+            *failure = Some(e);
+        }
+    }
+
+    /// An object's observation changes, oldest first.
+    pub fn history_of(&self, key: &HistoryKey) -> Vec<Change> {
+        lock(&self.history)
+            .of(key)
+            .map(|h| h.changes.iter().copied().collect())
+            .unwrap_or_default()
     }
 
     /// The same hub, unready once a watch has been unhealthy for longer than
@@ -344,6 +530,11 @@ impl Hub {
                 );
             }
             self.metrics.record_store(&store);
+            if self.state.is_some() {
+                // The same step as the store's change, before it is published.
+                let ops = store_ops(&deltas, store.take_owner_changes());
+                self.write_state(&ops);
+            }
             let dirty = store.take_dirty();
             let interrupted: Vec<Option<String>> = deltas
                 .iter()
@@ -377,6 +568,8 @@ impl Hub {
 
     fn reclassify(&self, jobs: &BTreeSet<JobKey>) {
         let header = self.header();
+        let now = self.clock.now();
+        let mut ops = Vec::new();
         for (namespace, job) in jobs {
             let snapshots = self.with_store(|s| view::job_snapshots(s, header, namespace, job));
             let observations = match view::classify_snapshots(&snapshots, header, job) {
@@ -396,8 +589,33 @@ impl Hub {
                 cache.insert(key, Arc::new(observations.clone()))
             };
             drop(cache);
-            self.metrics
-                .replace_observations(old.as_deref().map_or(&[], |v| v), &observations);
+            let old: &[Observation] = old.as_deref().map_or(&[], |v| v);
+            self.metrics.replace_observations(old, &observations);
+            let before: Vec<HistoryKey> = old.iter().map(HistoryKey::of).collect();
+            let mut history = lock(&self.history);
+            let delta = history.record_job(&before, &observations, now);
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                for (key, changed) in &delta.written {
+                    tracing::debug!(
+                        namespace = %key.namespace,
+                        kind = %key.kind,
+                        name = %key.name,
+                        history = %history::timeline(&changed.changes),
+                        "observation changed"
+                    );
+                }
+            }
+            drop(history);
+            if self.state.is_some() {
+                history_ops(delta, &mut ops);
+            }
+        }
+        // Retention is checked at every batch; the first gone object is
+        // the only one looked at while none has expired.
+        let expired = lock(&self.history).enforce(now);
+        if self.state.is_some() {
+            history_ops(expired, &mut ops);
+            self.write_state(&ops);
         }
     }
 

@@ -15,6 +15,9 @@
 //! - [`view`]: the snapshots built from the store, per namespace and per job.
 //! - [`hub`]: shared state; applies event batches, publishes `change`
 //!   frames, re-classifies the jobs that changed.
+//! - [`history`]: each object's observation changes, bounded.
+//! - [`persist`]: `--state-dir`: the store's evidence and the history in
+//!   SQLite, restored at start.
 //! - [`auth`]: the auth modes, TokenReviews, SubjectAccessReviews and the
 //!   cache of their answers.
 //! - [`session`]: browser sessions (the `dd_session` cookie).
@@ -53,10 +56,17 @@
 //!   orphans.
 //! - `GET /api/v1/namespaces/{ns}/objects/{kind}/{name}[?explain=true]` →
 //!   Inspect: `{"object": <projection>, "observation": <observation>|null,
-//!   "readFor": [{"kind","namespace","name","uid"}], "explanation": ..}`.
+//!   "readFor": [{"kind","namespace","name","uid"}], "history": [{"at",
+//!   "state","cause","held"}..], "explanation": ..}`.
 //!   `observation` is null for an object read for a TrainJob (its TrainJob's
 //!   observation covers it; `readFor` names it). `kind` is a kind, plural or
-//!   singular in any case (`TrainJob`, `pods`).
+//!   singular in any case (`TrainJob`, `pods`). `history` is the object's
+//!   observation changes as this server saw them, oldest first: `at` is the
+//!   server's time of the change (RFC 3339, UTC, to the second), `state`,
+//!   `cause` (the cause kind) and `held` are the observation's after it.
+//!   At most the last 64 per object; empty for an object with no
+//!   observation of its own, and it starts afresh on a restart unless
+//!   `--state-dir` keeps it (see [`history`]).
 //! - `GET /api/v1/namespaces/{ns}/jobs/{job}/watch` → Watch (SSE, section
 //!   12): one `observation` event per object of the job, then an
 //!   `observation` event whenever an object's observation differs from the
@@ -81,7 +91,14 @@
 //! The watch loops, the ingest loop and the HTTP server are supervised
 //! [`Workers`]: if one ends or panics, [`run`] stops and returns an error
 //! naming it (the process exits 1 and its Deployment restarts it) rather
-//! than serve stale data.
+//! than serve stale data. The ingest loop also ends when a write to the
+//! state directory fails (`--state-dir`; see [`persist`]).
+//!
+//! # Exit status 2
+//!
+//! A state directory that cannot be used at start (a corrupt file, one
+//! locked by another server, a newer schema) is [`Error::State`], which
+//! `main.rs` maps to exit status 2 with the error naming the file.
 //!
 //! # The dashboard stream (`snapshots`)
 //!
@@ -119,11 +136,13 @@
 pub mod auth;
 pub mod discovery;
 pub mod health;
+pub mod history;
 pub mod hosts;
 pub mod http;
 pub mod hub;
 pub mod listen;
 pub mod metrics;
+pub mod persist;
 pub mod projection;
 pub mod session;
 pub mod store;
@@ -200,6 +219,9 @@ pub enum Error {
     /// A worker ended while the server was running.
     #[error("{0}; stopping rather than serving stale data")]
     WorkerEnded(WorkerEnd),
+    /// The state directory cannot be used (corrupt, locked, newer schema).
+    #[error(transparent)]
+    State(#[from] persist::Error),
 }
 
 /// Which worker ended, and how.
@@ -356,6 +378,14 @@ pub struct ServeArgs {
     /// `--all-namespaces` there are as many rings as namespaces).
     #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
     pub max_replay_bytes_total: usize,
+    /// Keep the evidence (captured pods, pod owners, last seen pods and
+    /// TrainJobs, observation history) in DIR/state.db, restored at start.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Objects gone for longer than this lose their observation history,
+    /// e.g. `7d`, `36h`.
+    #[arg(long, default_value = "7d", value_parser = parse_retention)]
+    pub history_retention: Duration,
     /// Run against an embedded, simulated cluster (also the default when no
     /// kubeconfig is found).
     #[arg(long)]
@@ -440,6 +470,16 @@ impl Default for HttpSettings {
 
 /// A duration flag: `10s`, `500ms`, `2m`, or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    parse_duration_within(text, 7.0 * 86_400.0, "a week")
+}
+
+/// A retention flag: as [`parse_duration`], also in days (`7d`), up to
+/// a year.
+pub fn parse_retention(text: &str) -> Result<Duration, String> {
+    parse_duration_within(text, 366.0 * 86_400.0, "a year")
+}
+
+fn parse_duration_within(text: &str, max_seconds: f64, max_name: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -453,10 +493,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "ms" => value / 1000.0,
         "m" => value * 60.0,
         "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: the unit must be ms, s, m or h")),
+        "d" => value * 86_400.0,
+        _ => return Err(format!("{text:?}: the unit must be ms, s, m, h or d")),
     };
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 7.0 * 86_400.0 {
-        return Err(format!("{text:?} must be more than 0 and at most a week"));
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > max_seconds {
+        return Err(format!(
+            "{text:?} must be more than 0 and at most {max_name}"
+        ));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -534,6 +577,16 @@ const DISCOVERED_KINDS: [ObjectKind; 4] = [
 /// Connects, decides the mode and namespaces, starts the watches and the
 /// HTTP server. Returns once the listener is bound.
 pub async fn start(config: ServerConfig) -> Result<Server, Error> {
+    start_with_state(config, None).await
+}
+
+/// [`start`], restoring from and mirroring to an opened state directory
+/// (`--state-dir`): everything it holds is in the store before the first
+/// list.
+pub async fn start_with_state(
+    config: ServerConfig,
+    state: Option<persist::StateDir>,
+) -> Result<Server, Error> {
     let default_namespace = config.kube.default_namespace.clone();
     let client = kube::Client::try_from(config.kube)?;
     let sessions = http_sessions(&config.auth);
@@ -578,8 +631,11 @@ pub async fn start(config: ServerConfig) -> Result<Server, Error> {
             tracing::info!(kind = kind.name(), api_version, "discovered");
         }
     }
-    let hub =
-        Arc::new(Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after));
+    let mut hub = Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after);
+    if let Some(state) = state {
+        hub = hub.with_state_dir(state)?;
+    }
+    let hub = Arc::new(hub);
     if let (Mode::Plain, Some(found)) = (mode, &discovered) {
         if let Some(discovery::Availability::UnknownVersions(versions)) =
             found.get(&ObjectKind::Workload)
@@ -749,6 +805,12 @@ async fn ingest_loop(hub: Arc<Hub>, mut events: mpsc::Receiver<WatchEvent>) {
             }
         }
         hub.ingest(batch);
+        if let Some(failure) = hub.state_failure() {
+            // The database is behind memory now: stop (and be restarted)
+            // rather than run on with evidence that would not survive.
+            tracing::error!(%failure, "stopping: the state directory cannot be written");
+            return;
+        }
     }
 }
 
@@ -822,6 +884,17 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         )
         .try_init();
     let auth = auth_config(&args, std::env::var("DISPATCH_DASH_TOKEN").ok())?;
+    // Before anything else: a corrupt, locked or newer database stops the
+    // start with its name, and nothing is listed into a store that would
+    // not be restored.
+    let state = match &args.state_dir {
+        Some(dir) => {
+            let state = persist::StateDir::open(dir)?;
+            tracing::info!(file = %state.path().display(), "using the state directory");
+            Some(state)
+        }
+        None => None,
+    };
     let mut namespaces = args.namespaces.clone();
     let mut embedded = None;
     let cluster = find_cluster(&args);
@@ -843,35 +916,39 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             config
         }
     };
-    let mut server = start(ServerConfig {
-        kube: kube_config,
-        namespaces,
-        all_namespaces: args.all_namespaces,
-        mode: args.mode,
-        listen: args.listen,
-        auth,
-        max_sse_clients: args.max_sse_clients,
-        limits: StoreLimits {
-            captured_total: args.max_captured_pods,
-            captured_bytes_total: args.max_captured_bytes,
-            captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
-            replay_bytes_per_namespace: args.max_replay_bytes,
-            replay_bytes_total: args.max_replay_bytes_total,
-            ..StoreLimits::default()
-        },
-        http: HttpSettings {
-            allowed_hosts: args.allowed_hosts.clone(),
-            connections: ConnectionLimits {
-                max_connections: args.max_connections.max(1),
-                header_read_timeout: args.header_read_timeout,
-                write_timeout: args.write_timeout,
+    let mut server = start_with_state(
+        ServerConfig {
+            kube: kube_config,
+            namespaces,
+            all_namespaces: args.all_namespaces,
+            mode: args.mode,
+            listen: args.listen,
+            auth,
+            max_sse_clients: args.max_sse_clients,
+            limits: StoreLimits {
+                captured_total: args.max_captured_pods,
+                captured_bytes_total: args.max_captured_bytes,
+                captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
+                replay_bytes_per_namespace: args.max_replay_bytes,
+                replay_bytes_total: args.max_replay_bytes_total,
+                history_retention: args.history_retention,
+                ..StoreLimits::default()
             },
-            request_timeout: args.request_timeout,
-            max_sse_per_client: args.max_sse_per_client.max(1),
+            http: HttpSettings {
+                allowed_hosts: args.allowed_hosts.clone(),
+                connections: ConnectionLimits {
+                    max_connections: args.max_connections.max(1),
+                    header_read_timeout: args.header_read_timeout,
+                    write_timeout: args.write_timeout,
+                },
+                request_timeout: args.request_timeout,
+                max_sse_per_client: args.max_sse_per_client.max(1),
+            },
+            demo,
+            unready_after: health::UNREADY_AFTER,
         },
-        demo,
-        unready_after: health::UNREADY_AFTER,
-    })
+        state,
+    )
     .await?;
     tracing::info!("dispatch-dash is serving on http://{}/", server.addr);
     let ended = tokio::select! {
@@ -1076,6 +1153,21 @@ mod tests {
             false
         )
         .is_ok());
+    }
+
+    #[test]
+    fn the_history_retention_defaults_to_a_week_and_reads_days() {
+        assert_eq!(args(&[]).history_retention, Duration::from_secs(7 * 86_400));
+        assert_eq!(args(&[]).state_dir, None);
+        let parsed = args(&["--history-retention", "30d", "--state-dir", "/var/lib/dd"]);
+        assert_eq!(parsed.history_retention, Duration::from_secs(30 * 86_400));
+        assert_eq!(parsed.state_dir, Some(PathBuf::from("/var/lib/dd")));
+        assert_eq!(parse_retention("36h"), Ok(Duration::from_secs(36 * 3600)));
+        assert!(parse_retention("400d").is_err(), "at most a year");
+        assert!(parse_retention("0d").is_err());
+        assert!(parse_retention("7 weeks").is_err());
+        // The other duration flags keep their bound of a week.
+        assert!(parse_duration("8d").is_err());
     }
 
     #[tokio::test]

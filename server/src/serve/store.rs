@@ -206,6 +206,9 @@ pub struct StoreLimits {
     /// Bytes of `change` frames all namespaces' rings keep together; past
     /// it the oldest frame of any namespace goes first.
     pub replay_bytes_total: usize,
+    /// Objects gone for longer than this lose their observation history
+    /// (read by the hub, see [`super::history`]).
+    pub history_retention: std::time::Duration,
 }
 
 impl Default for StoreLimits {
@@ -217,6 +220,7 @@ impl Default for StoreLimits {
             captured_bytes_total: 256 * MIB,
             replay_bytes_per_namespace: 64 * MIB,
             replay_bytes_total: 256 * MIB,
+            history_retention: super::history::DEFAULT_RETENTION,
         }
     }
 }
@@ -307,6 +311,14 @@ pub struct Store {
     watch_restarts: u64,
     /// Jobs whose observations may have changed since the last `take_dirty`.
     dirty: BTreeSet<JobKey>,
+    /// Kinds whose objects were restored from the state directory: their
+    /// first list is a re-list, so a restored pod missing from it is
+    /// captured across the gap, as after a `410 Gone`.
+    restored_kinds: HashSet<ObjectKind>,
+    /// `(pod UID, TrainJob UID or None when forgotten)` since the last
+    /// [`Store::take_owner_changes`]; recorded only when the state
+    /// directory mirrors them ([`Store::track_owner_changes`]).
+    owner_changes: Option<Vec<(String, Option<String>)>>,
 }
 
 impl Store {
@@ -329,7 +341,89 @@ impl Store {
             nodes_readable: true,
             watch_restarts: 0,
             dirty: BTreeSet::new(),
+            restored_kinds: HashSet::new(),
+            owner_changes: None,
         }
+    }
+
+    /// Records pod ownership changes for [`Store::take_owner_changes`].
+    pub fn track_owner_changes(&mut self) {
+        self.owner_changes.get_or_insert_with(Vec::new);
+    }
+
+    /// The pod ownership changes since the last call, in order (empty
+    /// unless tracked).
+    pub fn take_owner_changes(&mut self) -> Vec<(String, Option<String>)> {
+        self.owner_changes
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Puts back what the state directory held, before the first list:
+    /// the last seen objects (those `in_scope` accepts), the pods' owners
+    /// and the captured pods in capture order. Returns the captured pods
+    /// the limits in force drop (to drop in the database too). Every job
+    /// touched is dirty.
+    pub fn restore(
+        &mut self,
+        objects: Vec<StoredObject>,
+        owners: Vec<(String, String)>,
+        captured: Vec<CapturedPod>,
+        in_scope: impl Fn(&StoredObject) -> bool,
+    ) -> Vec<Delta> {
+        let mut ignored = Vec::new();
+        let (objects, out_of_scope): (Vec<_>, Vec<_>) = objects.into_iter().partition(&in_scope);
+        for object in out_of_scope {
+            // Not watched any more: no list would ever remove it.
+            ignored.push(Delta::Delete(Arc::new(object)));
+        }
+        let pod_uids: HashSet<String> = objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Pod)
+            .map(|o| o.uid.clone())
+            .collect();
+        for (pod_uid, trainjob_uid) in owners {
+            if pod_uids.contains(&pod_uid) {
+                self.pod_owner.insert(pod_uid, trainjob_uid);
+            }
+        }
+        // TrainJobs first, so pods find theirs.
+        let (trainjobs, others): (Vec<_>, Vec<_>) = objects
+            .into_iter()
+            .partition(|o| o.kind == ObjectKind::TrainJob);
+        let mut upserted = Vec::new();
+        for object in trainjobs.into_iter().chain(others) {
+            self.restored_kinds.insert(object.kind);
+            self.upsert(object, &mut upserted);
+        }
+        let mut deltas: Vec<Delta> = ignored;
+        for entry in captured {
+            if !self.trainjobs_by_uid.contains_key(&entry.trainjob_uid) {
+                // Its TrainJob is gone: in memory it would have been dropped.
+                deltas.push(Delta::CapturedDropped {
+                    namespace: entry.namespace.clone(),
+                    trainjob_uid: entry.trainjob_uid.clone(),
+                    pod_uid: entry.pod.uid.clone(),
+                });
+                continue;
+            }
+            let dropped = Delta::CapturedDropped {
+                namespace: entry.namespace.clone(),
+                trainjob_uid: entry.trainjob_uid.clone(),
+                pod_uid: entry.pod.uid.clone(),
+            };
+            let trainjob_uid = entry.trainjob_uid.clone();
+            if !self.keep_captured(Arc::new(entry), false, &mut deltas) {
+                deltas.push(dropped);
+            }
+            self.mark_trainjob(&trainjob_uid);
+        }
+        self.enforce_total_capture_bounds(&mut deltas);
+        // Restoring is no news for the store's own delta consumers, only
+        // the drops are: the database must forget those too.
+        deltas.retain(|d| matches!(d, Delta::CapturedDropped { .. } | Delta::Delete(_)));
+        deltas
     }
 
     /// Folds one watch event in; returns what changed.
@@ -343,7 +437,8 @@ impl Store {
             EventBody::ListPage(page) => self.relists.entry(scope_key).or_default().extend(page),
             EventBody::ListDone => {
                 let listed = self.relists.remove(&scope_key).unwrap_or_default();
-                let is_relist = self.synced.contains(&scope_key);
+                let is_relist =
+                    self.synced.contains(&scope_key) || self.restored_kinds.contains(&event.kind);
                 let listed_keys: HashSet<ObjectKey> = listed
                     .iter()
                     .map(|o| (o.namespace.clone(), o.name.clone()))
@@ -706,6 +801,9 @@ impl Store {
                 .find(|uid| !uid.is_empty())
         });
         if let Some(owner) = owner {
+            if let Some(changes) = &mut self.owner_changes {
+                changes.push((pod.uid.clone(), Some(owner.clone())));
+            }
             self.pod_owner.insert(pod.uid.clone(), owner);
         }
     }
@@ -730,7 +828,11 @@ impl Store {
                     _ => stored.clone(),
                 };
                 self.capture(last, across_gap, deltas);
-                self.pod_owner.remove(&stored.uid);
+                if self.pod_owner.remove(&stored.uid).is_some() {
+                    if let Some(changes) = &mut self.owner_changes {
+                        changes.push((stored.uid.clone(), None));
+                    }
+                }
             }
             ObjectKind::TrainJob => {
                 if self.trainjobs_by_uid.get(&stored.uid) == Some(key) {
@@ -783,6 +885,25 @@ impl Store {
                 pod: pod.clone(),
                 across_gap,
             });
+            self.keep_captured(captured, true, deltas);
+            self.mark_trainjob(&trainjob_uid);
+        }
+        self.enforce_total_capture_bounds(deltas);
+    }
+
+    /// Keeps one captured pod last in its TrainJob's queue (replacing an
+    /// earlier capture of the same pod), then applies the per-TrainJob
+    /// bounds. `announce`: push [`Delta::Captured`] (not for a restore).
+    /// Returns whether it is kept (a pod larger than a whole budget is not).
+    fn keep_captured(
+        &mut self,
+        captured: Arc<CapturedPod>,
+        announce: bool,
+        deltas: &mut Vec<Delta>,
+    ) -> bool {
+        let trainjob_uid = captured.trainjob_uid.clone();
+        let pod = captured.pod.clone();
+        {
             // The same pod captured twice (deleted, re-listed) is kept once.
             let replaced = self.forget_captured(&trainjob_uid, &pod.uid);
             let bytes = captured.heap_bytes();
@@ -803,8 +924,7 @@ impl Store {
                         pod_uid: pod.uid.clone(),
                     });
                 }
-                self.mark_trainjob(&trainjob_uid);
-                continue;
+                return false;
             }
             let seq = self.next_capture;
             self.next_capture += 1;
@@ -813,7 +933,9 @@ impl Store {
             queue.bytes += bytes;
             self.captured_bytes += bytes;
             self.capture_order.insert(seq, trainjob_uid.clone());
-            deltas.push(Delta::Captured(captured));
+            if announce {
+                deltas.push(Delta::Captured(captured));
+            }
             while let Some(queue) = self.captured.get(&trainjob_uid) {
                 if queue.entries.len() > self.limits.captured_per_trainjob {
                     self.capture_evictions.trainjob_pods += 1;
@@ -824,8 +946,12 @@ impl Store {
                 }
                 self.drop_oldest_of(&trainjob_uid, deltas);
             }
-            self.mark_trainjob(&trainjob_uid);
         }
+        true
+    }
+
+    /// Drops the oldest captured pods of any TrainJob past the global bounds.
+    fn enforce_total_capture_bounds(&mut self, deltas: &mut Vec<Delta>) {
         loop {
             if self.capture_order.len() > self.limits.captured_total {
                 self.capture_evictions.total_pods += 1;

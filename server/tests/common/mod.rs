@@ -362,3 +362,195 @@ pub async fn ready(addr: SocketAddr) {
     })
     .await;
 }
+
+/// Creates a pod of TrainJob `<job_id>-<sub>` whose node container was
+/// OOMKilled (exit 137), and returns its name.
+pub fn create_oom_pod(emu: &Emulator, job_id: &str, sub: &str, rank: usize) -> String {
+    let (pod, name) = running_pod(job_id, sub, rank);
+    let now = emulator::time::now_rfc3339();
+    emu.create(objects::pod_terminated(pod, "OOMKilled", 137, "", &now))
+        .expect("create pod");
+    name
+}
+
+/// A directory under the system's temp dir, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    /// A fresh, empty directory named after `what` and this process.
+    pub fn new(what: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!(
+            "dispatch-dash-{what}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The real `dispatch-dash serve` binary as a child process (so a test can
+/// `kill -9` it), watching `NS` in plain mode.
+pub struct ServerProcess {
+    child: tokio::process::Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Its standard error, in a file beside the kubeconfig (a pipe nobody
+    /// reads could fill and stall it).
+    pub stderr: std::path::PathBuf,
+}
+
+/// A free port on 127.0.0.1 (free when asked; the server binds it next).
+pub fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+    probe.local_addr().expect("addr").port()
+}
+
+impl ServerProcess {
+    /// Starts the binary with `--kubeconfig kubeconfig` and `extra` flags,
+    /// without waiting for it.
+    pub fn spawn(kubeconfig: &std::path::Path, extra: &[&str]) -> ServerProcess {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let stderr = kubeconfig.with_extension(format!("{}.stderr", addr.port()));
+        let log = std::fs::File::create(&stderr).expect("stderr file");
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_dispatch-dash"))
+            .arg("serve")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .arg("--listen")
+            .arg(addr.to_string())
+            .args(["--mode", "plain", "--namespace", NS])
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the server binary starts");
+        ServerProcess {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Starts it and waits (with a deadline) until `/readyz` says ready.
+    pub async fn start_ready(kubeconfig: &std::path::Path, extra: &[&str]) -> ServerProcess {
+        let mut server = ServerProcess::spawn(kubeconfig, extra);
+        let addr = server.addr;
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                let stderr = std::fs::read_to_string(&server.stderr).unwrap_or_default();
+                panic!("the server exited before it was ready: {status}\n{stderr}");
+            }
+            if let Ok(Ok((StatusCode::OK, _))) =
+                tokio::time::timeout(Duration::from_secs(5), get_json_raw(addr, "/readyz")).await
+            {
+                return server;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server was not ready within 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// SIGKILL, and waits for the process to be gone.
+    pub async fn kill_9(mut self) {
+        self.child.start_kill().expect("kill");
+        let _ = self.child.wait().await;
+    }
+
+    /// Waits for the process to exit by itself (with a deadline) and
+    /// returns its exit code and standard error.
+    pub async fn exit(mut self) -> (Option<i32>, String) {
+        let status = tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .expect("the server exits within 60 s")
+            .expect("status");
+        let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        (status.code(), stderr)
+    }
+}
+
+/// `get_json`, but a refused connection is an error instead of a panic
+/// (for a server that is still starting).
+pub async fn get_json_raw(addr: SocketAddr, path: &str) -> Result<(StatusCode, Value), String> {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let request = Request::get(format!("http://{addr}{path}"))
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    let response = client.request(request).await.map_err(|e| e.to_string())?;
+    let status = response.status();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| e.to_string())?
+        .to_bytes();
+    Ok((status, serde_json::from_slice(&body).unwrap_or(Value::Null)))
+}
+
+/// The one observation of a TrainJob `name` (job `job`), once Find has it
+/// as `ended` from captured pods; panics with the last one seen after
+/// `secs`.
+pub async fn ended_from_captured_pods(addr: SocketAddr, job: &str, name: &str, secs: u64) -> Value {
+    let path = format!("/api/v1/namespaces/{NS}/jobs/{job}");
+    let mut last = Value::Null;
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Ok((StatusCode::OK, found)) = get_json_raw(addr, &path).await {
+            if let Some(observation) = found
+                .as_array()
+                .and_then(|all| all.iter().find(|o| o["object"]["name"] == name))
+            {
+                if observation["state"] == "ended" {
+                    return observation.clone();
+                }
+                last = observation.clone();
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} was not ended within {secs} s; last seen: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `deploy/deployment.yaml` with its three `state-dir` blocks uncommented,
+/// as the README says to enable the state directory.
+pub fn deployment_with_state_dir() -> String {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/deployment.yaml");
+    let text = std::fs::read_to_string(path).expect("deploy/deployment.yaml");
+    let mut out = String::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("# state-dir (") {
+            in_block = true;
+            out.push_str(line);
+        } else if in_block && trimmed.starts_with("# ") {
+            let indent = &line[..line.len() - trimmed.len()];
+            out.push_str(indent);
+            out.push_str(&trimmed[2..]);
+        } else {
+            in_block = false;
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}

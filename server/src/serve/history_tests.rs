@@ -1,0 +1,196 @@
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use classify_wasm::{Cause, CauseKind, ObjectRef, Observation, Provenance, State};
+
+use super::*;
+
+/// 2026-12-01T09:00:00Z.
+const NINE: u64 = 1_796_115_600;
+
+fn at(minutes_after_nine: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(NINE + minutes_after_nine * 60)
+}
+
+fn observation(name: &str, state: State, cause: CauseKind, held: bool) -> Observation {
+    Observation {
+        object: ObjectRef {
+            kind: "TrainJob".into(),
+            namespace: "team-a".into(),
+            name: name.into(),
+            uid: format!("uid-{name}"),
+        },
+        job: name.into(),
+        submission: "1".into(),
+        state,
+        held,
+        hold_instance: None,
+        foreign: false,
+        cause: Cause {
+            kind: cause,
+            provenance: (cause != CauseKind::None).then_some(Provenance::CapturedPod),
+            detail: String::new(),
+        },
+        execution: None,
+    }
+}
+
+fn key(name: &str) -> HistoryKey {
+    HistoryKey::of(&observation(name, State::Pending, CauseKind::None, false))
+}
+
+#[test]
+fn instants_are_written_as_rfc3339_utc() {
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(NINE as i64), "2026-12-01T09:00:00Z");
+    assert_eq!(rfc3339(951_782_400 + 86_399), "2000-02-29T23:59:59Z");
+    assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+}
+
+#[test]
+fn only_changes_are_recorded_and_the_timeline_reads_them_oldest_first() {
+    let mut history = History::new(HistoryLimits::default());
+    let job = |state, cause| vec![observation("a", state, cause, false)];
+    history.record_job(&[], &job(State::Pending, CauseKind::None), at(0));
+    // The same observation again is no change.
+    let same = history.record_job(&[key("a")], &job(State::Pending, CauseKind::None), at(2));
+    assert!(same.is_empty(), "{same:?}");
+    history.record_job(&[key("a")], &job(State::Running, CauseKind::None), at(4));
+    let ended = history.record_job(
+        &[key("a")],
+        &job(State::Ended, CauseKind::OutOfMemory),
+        at(72),
+    );
+    assert_eq!(ended.written.len(), 1);
+    let changes = &history.of(&key("a")).expect("recorded").changes;
+    assert_eq!(
+        timeline(changes),
+        "pending 09:00 → running 09:04 → ended, out-of-memory 10:12"
+    );
+    let json = serde_json::to_value(changes.back().expect("one")).expect("json");
+    assert_eq!(
+        json,
+        serde_json::json!({"at": "2026-12-01T10:12:00Z", "state": "ended", "cause": "out-of-memory", "held": false})
+    );
+    // Held with the same state is a change too.
+    history.record_job(
+        &[key("a")],
+        &[observation("a", State::Ended, CauseKind::OutOfMemory, true)],
+        at(80),
+    );
+    assert!(timeline(&history.of(&key("a")).expect("recorded").changes)
+        .ends_with("ended, out-of-memory, held 10:20"));
+}
+
+#[test]
+fn each_object_keeps_its_last_64_changes() {
+    let mut history = History::new(HistoryLimits::default());
+    for minute in 0..100u64 {
+        let state = if minute % 2 == 0 {
+            State::Pending
+        } else {
+            State::Running
+        };
+        history.record_job(
+            &[key("a")],
+            &[observation("a", state, CauseKind::None, false)],
+            at(minute),
+        );
+    }
+    let changes = &history.of(&key("a")).expect("recorded").changes;
+    assert_eq!(changes.len(), CHANGES_PER_OBJECT);
+    // What the byte bound counts per object: 64 fixed-size values.
+    assert!(
+        changes.capacity() <= CHANGES_PER_OBJECT,
+        "{}",
+        changes.capacity()
+    );
+    assert_eq!(std::mem::size_of::<Change>(), 16);
+    assert_eq!(
+        changes.front().map(|c| c.at_unix),
+        Some((NINE + 36 * 60) as i64)
+    );
+    assert_eq!(
+        changes.back().map(|c| c.at_unix),
+        Some((NINE + 99 * 60) as i64)
+    );
+}
+
+#[test]
+fn objects_gone_longer_than_the_retention_are_dropped() {
+    let limits = HistoryLimits {
+        retention: Duration::from_secs(3600),
+        ..HistoryLimits::default()
+    };
+    let mut history = History::new(limits);
+    history.record_job(
+        &[],
+        &[
+            observation("a", State::Running, CauseKind::None, false),
+            observation("b", State::Running, CauseKind::None, false),
+        ],
+        at(0),
+    );
+    // `a` is gone at 09:10; `b` stays.
+    let gone = history.record_job(
+        &[key("a"), key("b")],
+        &[observation("b", State::Running, CauseKind::None, false)],
+        at(10),
+    );
+    assert_eq!(gone.written.len(), 1);
+    assert_eq!(gone.written[0].1.gone_since, Some((NINE + 600) as i64));
+    // Within the retention it is still there, and shown.
+    assert!(history.enforce(at(70)).dropped.is_empty());
+    assert!(history.of(&key("a")).is_some());
+    // Past it, it goes; the live object stays however old.
+    assert_eq!(history.enforce(at(71)).dropped, vec![key("a")]);
+    assert!(history.of(&key("a")).is_none());
+    assert!(history.enforce(at(100_000)).dropped.is_empty());
+    assert_eq!(history.len(), 1);
+}
+
+#[test]
+fn an_object_seen_again_is_no_longer_gone() {
+    let limits = HistoryLimits {
+        retention: Duration::from_secs(60),
+        ..HistoryLimits::default()
+    };
+    let mut history = History::new(limits);
+    let running = [observation("a", State::Running, CauseKind::None, false)];
+    history.record_job(&[], &running, at(0));
+    history.record_job(&[key("a")], &[], at(1));
+    history.record_job(&[], &running, at(2));
+    assert_eq!(history.of(&key("a")).expect("kept").gone_since, None);
+    assert!(history.enforce(at(500)).dropped.is_empty());
+}
+
+#[test]
+fn the_count_and_byte_bounds_drop_gone_objects_first() {
+    let limits = HistoryLimits {
+        objects: 2,
+        ..HistoryLimits::default()
+    };
+    let mut history = History::new(limits);
+    let running = |name: &str| observation(name, State::Running, CauseKind::None, false);
+    history.record_job(&[], &[running("a"), running("b")], at(0));
+    history.record_job(&[key("a")], &[], at(1));
+    let delta = history.record_job(&[], &[running("c")], at(2));
+    assert_eq!(delta.dropped, vec![key("a")], "the gone one goes first");
+    // Only live ones left: the one whose last change is oldest goes.
+    history.record_job(
+        &[key("c")],
+        &[observation("c", State::Ended, CauseKind::Completed, false)],
+        at(3),
+    );
+    let delta = history.record_job(&[], &[running("d")], at(4));
+    assert_eq!(delta.dropped, vec![key("b")]);
+    assert_eq!(history.len(), 2);
+
+    let one_object = ObjectHistory::bytes(&key("a"));
+    let mut history = History::new(HistoryLimits {
+        bytes: one_object * 2,
+        ..HistoryLimits::default()
+    });
+    history.record_job(&[], &[running("a"), running("b"), running("c")], at(0));
+    assert_eq!(history.len(), 2);
+    assert!(history.bytes() <= one_object * 2);
+}
