@@ -30,7 +30,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use super::auth::{self, AuthMode, Authenticator, Identity};
 use super::health::WatchState;
-use super::history::HistoryKey;
+use super::history::{self, HistoryKey};
 use super::hosts::HostPolicy;
 use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
@@ -727,6 +727,7 @@ async fn inspect(
         "object": object.value(),
         "observation": observation,
         "readFor": read_for,
+        "historyText": history::timeline(&history),
         "history": history,
     });
     if let (Some(job), Some(snapshots)) = (&job, &snapshots) {
@@ -1178,6 +1179,10 @@ mod tests {
                 {"at": "2026-12-01T09:12:00Z", "state": "ended", "cause": "completed", "held": false},
             ]),
             "{body}"
+        );
+        assert_eq!(
+            body["historyText"], "running 09:00 → ended, completed 09:12",
+            "the text form the page shows as it comes"
         );
     }
 

@@ -57,13 +57,16 @@
 //! - `GET /api/v1/namespaces/{ns}/objects/{kind}/{name}[?explain=true]` →
 //!   Inspect: `{"object": <projection>, "observation": <observation>|null,
 //!   "readFor": [{"kind","namespace","name","uid"}], "history": [{"at",
-//!   "state","cause","held"}..], "explanation": ..}`.
+//!   "state","cause","held"}..], "historyText": "..", "explanation": ..}`.
 //!   `observation` is null for an object read for a TrainJob (its TrainJob's
 //!   observation covers it; `readFor` names it). `kind` is a kind, plural or
 //!   singular in any case (`TrainJob`, `pods`). `history` is the object's
 //!   observation changes as this server saw them, oldest first: `at` is the
 //!   server's time of the change (RFC 3339, UTC, to the second), `state`,
-//!   `cause` (the cause kind) and `held` are the observation's after it.
+//!   `cause` (the cause kind) and `held` are the observation's after it;
+//!   `historyText` is the same in one line (`pending 09:00 → running 09:04
+//!   → ended, out-of-memory 10:12`, times HH:MM UTC), which the web page
+//!   shows as it comes.
 //!   At most the last 64 per object; empty for an object with no
 //!   observation of its own, and it starts afresh on a restart unless
 //!   `--state-dir` keeps it (see [`history`]).
