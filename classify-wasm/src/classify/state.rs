@@ -1,0 +1,228 @@
+//! Section 6: the state rules 1–6 and the cause rules they come with.
+
+use super::keys::{counter, gates, ADMISSION_GATED_BY, HOLD_INSTANCE, OPEN_GATE};
+use super::select::Selection;
+use crate::model::{with_words, Conditions};
+use crate::observation::{Cause, CauseKind, Provenance, State};
+use crate::snapshot::Mode;
+
+impl<'s, 'a> Selection<'s, 'a> {
+    pub(super) fn conds(&self) -> &Conditions<'a> {
+        &self.t.conditions
+    }
+
+    pub(super) fn gated(&self) -> bool {
+        gates(self.t.meta.annotation(ADMISSION_GATED_BY)).contains(&OPEN_GATE)
+    }
+
+    /// The held object's hold-instance annotation: (kind, raw value).
+    pub(super) fn hold_annotation(&self) -> Option<(&'static str, Option<&'a str>)> {
+        match self.mode {
+            Mode::Kueue => self
+                .workload
+                .map(|w| ("Workload", w.meta.annotation(HOLD_INSTANCE))),
+            Mode::Plain => Some(("TrainJob", self.t.meta.annotation(HOLD_INSTANCE))),
+        }
+    }
+
+    /// Rule 4's test: the hold instance in force, if any.
+    pub(super) fn hold(&self) -> Option<u64> {
+        self.hold_annotation()?.1.and_then(|v| counter(v, 1))
+    }
+
+    pub(super) fn suspended_by_someone_else(&self) -> bool {
+        match self.mode {
+            Mode::Plain => self.t.suspend == Some(true) || self.conds().is_true("Suspended"),
+            Mode::Kueue => self.workload.is_some_and(|w| w.active == Some(false)),
+        }
+    }
+
+    pub(super) fn admitted(&self) -> bool {
+        match self.mode {
+            Mode::Plain => true,
+            Mode::Kueue => self
+                .workload
+                .is_some_and(|w| w.conditions.is_true("Admitted")),
+        }
+    }
+
+    pub(super) fn not_suspended(&self) -> bool {
+        self.t.suspend != Some(true) && !self.conds().is_true("Suspended")
+    }
+
+    /// Cause b: a lost node, for a running object.
+    pub(super) fn lost_node(&self) -> Option<Cause> {
+        if !self.nodes_readable {
+            return None;
+        }
+        for p in self.current().filter(|p| !p.captured) {
+            if matches!(p.pod.phase, Some("Succeeded" | "Failed")) {
+                continue;
+            }
+            let Some(node_name) = p.pod.node_name else {
+                continue;
+            };
+            let detail = match self.nodes.get(node_name) {
+                None if self.nodes_inferred => continue,
+                None => format!("node {node_name} not found"),
+                Some(node) => match node.conditions.get("Ready") {
+                    None => format!("node {node_name} has no Ready condition"),
+                    Some(ready) if ready.is_true() => continue,
+                    Some(ready) => with_words(
+                        &format!("node {node_name} Ready={}", ready.status.unwrap_or("")),
+                        &ready.words(),
+                    ),
+                },
+            };
+            return Some(Cause {
+                kind: CauseKind::NodeLost,
+                provenance: Some(Provenance::Node),
+                detail,
+            });
+        }
+        None
+    }
+
+    pub(super) fn eviction(&self) -> Option<Cause> {
+        if self.mode != Mode::Kueue {
+            return None;
+        }
+        let evicted = self
+            .workload?
+            .conditions
+            .get("Evicted")
+            .filter(|c| c.is_true())?;
+        let kind = match evicted.reason {
+            Some("Preempted") => CauseKind::Preempted,
+            Some("NodeFailures") => CauseKind::NodeLost,
+            Some("MaximumExecutionTimeExceeded") => CauseKind::DeadlineExceeded,
+            _ => CauseKind::Evicted,
+        };
+        Some(Cause {
+            kind,
+            provenance: Some(Provenance::Workload),
+            detail: with_words("Workload Evicted", &evicted.words()),
+        })
+    }
+
+    /// The unknown-condition rule's detail: every True type it does not know.
+    pub(super) fn unknown_conditions(&self) -> Vec<String> {
+        self.conds()
+            .firsts()
+            .filter(|c| c.is_true())
+            .filter(|c| !matches!(c.kind, Some("Suspended" | "Complete" | "Failed")))
+            .map(|c| with_words(&format!("TrainJob {}", c.kind.unwrap_or("")), &c.words()))
+            .collect()
+    }
+
+    pub(super) fn decide(&self) -> Decision {
+        let none = || Cause {
+            kind: CauseKind::None,
+            provenance: None,
+            detail: String::new(),
+        };
+        let (rule, state, mut cause, cause_rule) =
+            if let Some(c) = self.conds().get("Complete").filter(|c| c.is_true()) {
+                let cause = Cause {
+                    kind: CauseKind::Completed,
+                    provenance: Some(Provenance::Trainjob),
+                    detail: with_words("TrainJob Complete", &c.words()),
+                };
+                (1, State::Ended, cause, CauseRule::Complete)
+            } else if let Some(c) = self.conds().get("Failed").filter(|c| c.is_true()) {
+                let trainjob = |kind| Cause {
+                    kind,
+                    provenance: Some(Provenance::Trainjob),
+                    detail: with_words("TrainJob Failed", &c.words()),
+                };
+                let (cause, row) = match c.reason {
+                    Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
+                        match self.finding_cause() {
+                            Some(cause) => (cause, CauseRule::FailedEvidence),
+                            None => (
+                                Cause {
+                                    kind: CauseKind::Unknown,
+                                    provenance: None,
+                                    detail: "no pod evidence was captured".to_string(),
+                                },
+                                CauseRule::FailedNoEvidence,
+                            ),
+                        }
+                    }
+                    Some("DeadlineExceeded") => (
+                        trainjob(CauseKind::DeadlineExceeded),
+                        CauseRule::FailedDeadline,
+                    ),
+                    Some("TrainingRuntimeNotSupported") => {
+                        (trainjob(CauseKind::Invalid), CauseRule::FailedRuntime)
+                    }
+                    _ => (trainjob(CauseKind::Unknown), CauseRule::FailedOther),
+                };
+                (2, State::Ended, cause, row)
+            } else if self.gated() {
+                (3, State::Gated, none(), CauseRule::None)
+            } else if self.hold().is_some() {
+                (4, State::Held, none(), CauseRule::None)
+            } else if self.suspended_by_someone_else() {
+                (5, State::Suspended, none(), CauseRule::None)
+            } else {
+                let state = if self.admitted() && self.not_suspended() {
+                    State::Running
+                } else {
+                    State::Pending
+                };
+                let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
+                    (c, CauseRule::PodEvidence)
+                } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
+                    (c, CauseRule::LostNode)
+                } else if let Some(c) = self.eviction() {
+                    (c, CauseRule::Eviction)
+                } else {
+                    (none(), CauseRule::Otherwise)
+                };
+                (6, state, cause, cause_rule)
+            };
+        let mut unknown = false;
+        if state != State::Held && cause.kind == CauseKind::None {
+            let types = self.unknown_conditions();
+            if !types.is_empty() {
+                cause = Cause {
+                    kind: CauseKind::Unknown,
+                    provenance: None,
+                    detail: types.join("; "),
+                };
+                unknown = true;
+            }
+        }
+        Decision {
+            rule,
+            state,
+            cause,
+            cause_rule,
+            unknown_condition: unknown,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CauseRule {
+    Complete,
+    FailedEvidence,
+    FailedNoEvidence,
+    FailedDeadline,
+    FailedRuntime,
+    FailedOther,
+    None,
+    PodEvidence,
+    LostNode,
+    Eviction,
+    Otherwise,
+}
+
+pub(super) struct Decision {
+    pub(super) rule: u8,
+    pub(super) state: State,
+    pub(super) cause: Cause,
+    pub(super) cause_rule: CauseRule,
+    pub(super) unknown_condition: bool,
+}
