@@ -7,7 +7,7 @@ use super::select::{ReadPod, Selection};
 use crate::model::with_words;
 use crate::observation::{Cause, CauseKind, Execution, Provenance};
 use crate::time::Time;
-use crate::trace::{AttemptTrace, FindingSource};
+use crate::trace::{AttemptTrace, FindingSource, FindingTrace};
 
 pub(super) struct Finding<'s, 'a> {
     pub(super) pod: ReadPod<'s, 'a>,
@@ -178,6 +178,26 @@ impl<'s, 'a> Selection<'s, 'a> {
                     cause,
                     pods: names,
                 }
+            })
+            .collect()
+    }
+
+    /// The trace's findings, earliest first; the first is marked the winner
+    /// when the cause rule took the cause from it.
+    pub(super) fn findings_trace(&self, winner_counts: bool) -> Vec<FindingTrace> {
+        self.findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FindingTrace {
+                pod: f.pod.pod.meta.name.to_string(),
+                pod_uid: f.pod.pod.meta.uid.to_string(),
+                captured: f.pod.captured,
+                source: f.source,
+                kind: f.kind,
+                rank: f.kind.rank(),
+                date: f.date.map(|d| d.to_string()),
+                detail: f.detail.clone(),
+                winner: i == 0 && winner_counts,
             })
             .collect()
     }

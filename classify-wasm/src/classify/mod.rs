@@ -6,15 +6,16 @@
 //! functions, so the explanation can never disagree with the verdict.
 
 mod detail;
+mod execution;
 mod findings;
 mod foreign;
 mod keys;
 mod orphans;
 mod output;
+mod rules;
 mod select;
 mod situation;
 mod state;
-mod trace_build;
 
 pub use keys::{
     counter, ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
@@ -27,7 +28,6 @@ use orphans::{orphan_observation, orphan_trace, orphans, Orphan};
 use output::order;
 use select::{Index, Selection};
 use state::Decision;
-use trace_build::trace;
 
 use crate::observation::Observation;
 use crate::snapshot::Snapshot;
@@ -130,4 +130,28 @@ fn run<D: Detail>(snap: &Snapshot<'_>) -> Vec<(Observation, D::Out)> {
     }
     out.sort_by(|a, b| order(&a.0, &b.0));
     out
+}
+
+/// The whole explanation of a TrainJob: every value comes from the selection
+/// and the decision the observation came from, and every rule's id and name
+/// from the rule value itself.
+fn trace(
+    sel: &Selection<'_, '_>,
+    d: &Decision,
+    foreign: Vec<NoteTrace>,
+    situation: Vec<NoteTrace>,
+) -> Trace {
+    Trace {
+        decided_by: d.sentence(),
+        rules: rules::STATE_RULES
+            .iter()
+            .map(|rule| rule.trace(sel, d))
+            .collect(),
+        cause: Some(d.deciding_cause_rule().trace(sel, d)),
+        execution: sel.execution_trace(),
+        attempts: sel.attempts(),
+        findings: sel.findings_trace(d.cause_rule.finding_wins),
+        foreign,
+        situation,
+    }
 }

@@ -8,9 +8,34 @@ use crate::observation::{Cause, CauseKind, ObjectRef, Observation, State};
 use crate::snapshot::Snapshot;
 use crate::trace::{ExecutionTrace, RuleTrace, Trace, Verdict};
 
+/// One of section 11's orphan rules, one per kind of object left behind.
+pub(super) struct OrphanRule {
+    /// The object's kind, as the observation names it.
+    pub(super) kind: &'static str,
+    /// The trace's rule id: `orphan/<kind>`.
+    pub(super) id: &'static str,
+    pub(super) name: &'static str,
+}
+
+pub(super) static ORPHAN_JOBSET: OrphanRule = OrphanRule {
+    kind: "JobSet",
+    id: "orphan/JobSet",
+    name: "JobSet with no live TrainJob",
+};
+pub(super) static ORPHAN_RUNTIME: OrphanRule = OrphanRule {
+    kind: "TrainingRuntime",
+    id: "orphan/TrainingRuntime",
+    name: "TrainingRuntime with no live TrainJob",
+};
+pub(super) static ORPHAN_POD: OrphanRule = OrphanRule {
+    kind: "Pod",
+    id: "orphan/Pod",
+    name: "Pod with no live TrainJob",
+};
+
 /// An orphan (section 11): what is left of a TrainJob that is gone.
 pub(super) struct Orphan<'s, 'a> {
-    pub(super) kind: &'static str,
+    pub(super) rule: &'static OrphanRule,
     pub(super) meta: &'s Meta<'a>,
     /// The name job and submission come from.
     pub(super) name: &'a str,
@@ -20,13 +45,13 @@ pub(super) struct Orphan<'s, 'a> {
 pub(super) fn orphan_observation(o: &Orphan<'_, '_>) -> Observation {
     let (job, submission) =
         job_and_submission(o.name, o.meta.label(JOB_ID), o.meta.label(SUBMISSION));
-    let mut detail = format!("{} {} has no live TrainJob", o.kind, o.meta.name);
+    let mut detail = format!("{} {} has no live TrainJob", o.rule.kind, o.meta.name);
     if let Some(uid) = o.meta.trainjob_owners().next().and_then(|r| r.uid) {
         detail.push_str(&format!(" of UID {uid}"));
     }
     Observation {
         object: ObjectRef {
-            kind: o.kind.to_string(),
+            kind: o.rule.kind.to_string(),
             namespace: o.meta.namespace.to_string(),
             name: o.meta.name.to_string(),
             uid: o.meta.uid.to_string(),
@@ -48,10 +73,10 @@ pub(super) fn orphan_observation(o: &Orphan<'_, '_>) -> Observation {
 
 pub(super) fn orphan_trace(o: &Orphan<'_, '_>) -> Trace {
     Trace {
-        decided_by: format!("Section 11, orphan {}: {}", o.kind, o.why),
+        decided_by: format!("Section 11, orphan {}: {}", o.rule.kind, o.why),
         rules: vec![RuleTrace {
-            id: format!("orphan/{}", o.kind),
-            name: format!("{} with no live TrainJob", o.kind),
+            id: o.rule.id.to_string(),
+            name: o.rule.name.to_string(),
             verdict: Verdict::Matched,
             facts: vec![o.why.clone()],
         }],
@@ -87,7 +112,7 @@ pub(super) fn orphans<'s, 'a>(
     for js in &snap.jobsets {
         if gone(&js.meta) {
             out.push(Orphan {
-                kind: "JobSet",
+                rule: &ORPHAN_JOBSET,
                 meta: &js.meta,
                 name: js.meta.name,
                 why: format!(
@@ -100,7 +125,7 @@ pub(super) fn orphans<'s, 'a>(
     for rt in &snap.runtimes {
         if rt.meta.label(JOB_ID).is_some() && gone(&rt.meta) {
             out.push(Orphan {
-                kind: "TrainingRuntime",
+                rule: &ORPHAN_RUNTIME,
                 meta: &rt.meta,
                 name: rt.meta.name,
                 why: format!(
@@ -113,7 +138,7 @@ pub(super) fn orphans<'s, 'a>(
     for (p, read) in snap.pods.iter().zip(read_pods) {
         if !read && p.meta.label(JOB_ID).is_some() {
             out.push(Orphan {
-                kind: "Pod",
+                rule: &ORPHAN_POD,
                 meta: &p.meta,
                 name: p.meta.label(JOBSET_NAME).unwrap_or(p.meta.name),
                 why: format!(

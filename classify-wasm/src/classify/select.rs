@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::execution::current_execution;
 use super::findings::Finding;
 use super::keys::{counter, ADMISSION, JOBSET_NAME, JOB_ID, JOB_UID, RESTART_ATTEMPT, SUBMISSION};
 use crate::model::{JobSet, KubeNode, Pod, TrainJob, Workload};
@@ -193,15 +194,7 @@ impl<'s, 'a> Selection<'s, 'a> {
         let mut pods = live_pods;
         pods.extend(captured_pods);
 
-        // Section 5: the highest R, preferring the higher A on a tie.
-        let execution = pods
-            .iter()
-            .filter_map(ReadPod::counters)
-            .max_by_key(|&(a, j)| (a + j, a))
-            .map(|(a, j)| Execution {
-                admission: a,
-                restart_attempt: j,
-            });
+        let execution = current_execution(&pods);
 
         let mut sel = Selection {
             mode: snap.mode,
@@ -217,17 +210,6 @@ impl<'s, 'a> Selection<'s, 'a> {
         };
         sel.findings = sel.compute_findings();
         sel
-    }
-
-    pub(super) fn in_current(&self, p: &ReadPod<'_, '_>) -> bool {
-        match self.execution {
-            None => true,
-            Some(e) => p.counters() == Some((e.admission, e.restart_attempt)),
-        }
-    }
-
-    pub(super) fn current(&self) -> impl Iterator<Item = &ReadPod<'s, 'a>> {
-        self.pods.iter().filter(|p| self.in_current(p))
     }
 
     pub(super) fn live(&self) -> impl Iterator<Item = &ReadPod<'s, 'a>> {

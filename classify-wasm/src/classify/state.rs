@@ -1,6 +1,7 @@
 //! Section 6: the state rules 1–6 and the cause rules they come with.
 
 use super::keys::{counter, gates, ADMISSION_GATED_BY, HOLD_INSTANCE, OPEN_GATE};
+use super::rules::{self, CauseRule, Rule};
 use super::select::Selection;
 use crate::model::{with_words, Conditions};
 use crate::observation::{Cause, CauseKind, Provenance, State};
@@ -128,7 +129,12 @@ impl<'s, 'a> Selection<'s, 'a> {
                     provenance: Some(Provenance::Trainjob),
                     detail: with_words("TrainJob Complete", &c.words()),
                 };
-                (1, State::Ended, cause, CauseRule::Complete)
+                (
+                    &rules::COMPLETE,
+                    State::Ended,
+                    cause,
+                    &rules::CAUSE_COMPLETED,
+                )
             } else if let Some(c) = self.conds().get("Failed").filter(|c| c.is_true()) {
                 let trainjob = |kind| Cause {
                     kind,
@@ -138,33 +144,38 @@ impl<'s, 'a> Selection<'s, 'a> {
                 let (cause, row) = match c.reason {
                     Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
                         match self.finding_cause() {
-                            Some(cause) => (cause, CauseRule::FailedEvidence),
+                            Some(cause) => (cause, &rules::FAILED_POD_EVIDENCE),
                             None => (
                                 Cause {
                                     kind: CauseKind::Unknown,
                                     provenance: None,
                                     detail: "no pod evidence was captured".to_string(),
                                 },
-                                CauseRule::FailedNoEvidence,
+                                &rules::FAILED_NO_EVIDENCE,
                             ),
                         }
                     }
                     Some("DeadlineExceeded") => (
                         trainjob(CauseKind::DeadlineExceeded),
-                        CauseRule::FailedDeadline,
+                        &rules::FAILED_DEADLINE,
                     ),
                     Some("TrainingRuntimeNotSupported") => {
-                        (trainjob(CauseKind::Invalid), CauseRule::FailedRuntime)
+                        (trainjob(CauseKind::Invalid), &rules::FAILED_RUNTIME)
                     }
-                    _ => (trainjob(CauseKind::Unknown), CauseRule::FailedOther),
+                    _ => (trainjob(CauseKind::Unknown), &rules::FAILED_OTHER),
                 };
-                (2, State::Ended, cause, row)
+                (&rules::FAILED, State::Ended, cause, row)
             } else if self.gated() {
-                (3, State::Gated, none(), CauseRule::None)
+                (&rules::GATED, State::Gated, none(), &rules::NO_CAUSE)
             } else if self.hold().is_some() {
-                (4, State::Held, none(), CauseRule::None)
+                (&rules::HELD, State::Held, none(), &rules::NO_CAUSE)
             } else if self.suspended_by_someone_else() {
-                (5, State::Suspended, none(), CauseRule::None)
+                (
+                    &rules::SUSPENDED,
+                    State::Suspended,
+                    none(),
+                    &rules::NO_CAUSE,
+                )
             } else {
                 let state = if self.admitted() && self.not_suspended() {
                     State::Running
@@ -172,15 +183,15 @@ impl<'s, 'a> Selection<'s, 'a> {
                     State::Pending
                 };
                 let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
-                    (c, CauseRule::PodEvidence)
+                    (c, &rules::POD_EVIDENCE)
                 } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
-                    (c, CauseRule::LostNode)
+                    (c, &rules::LOST_NODE)
                 } else if let Some(c) = self.eviction() {
-                    (c, CauseRule::Eviction)
+                    (c, &rules::EVICTION)
                 } else {
-                    (none(), CauseRule::Otherwise)
+                    (none(), &rules::OTHERWISE)
                 };
-                (6, state, cause, cause_rule)
+                (&rules::PENDING_OR_RUNNING, state, cause, cause_rule)
             };
         let mut unknown = false;
         if state != State::Held && cause.kind == CauseKind::None {
@@ -204,25 +215,14 @@ impl<'s, 'a> Selection<'s, 'a> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum CauseRule {
-    Complete,
-    FailedEvidence,
-    FailedNoEvidence,
-    FailedDeadline,
-    FailedRuntime,
-    FailedOther,
-    None,
-    PodEvidence,
-    LostNode,
-    Eviction,
-    Otherwise,
-}
-
+/// What section 6 decided for one TrainJob, naming the rules that did.
 pub(super) struct Decision {
-    pub(super) rule: u8,
+    /// The state rule that matched.
+    pub(super) rule: &'static Rule,
     pub(super) state: State,
     pub(super) cause: Cause,
-    pub(super) cause_rule: CauseRule,
+    /// The row of the matched rule that gave the cause.
+    pub(super) cause_rule: &'static CauseRule,
+    /// The unknown-condition rule replaced the row's `none` cause.
     pub(super) unknown_condition: bool,
 }
