@@ -26,7 +26,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn word(self) -> &'static str {
+    /// The verdict as the explanation text and the browser write it.
+    pub fn word(self) -> &'static str {
         match self {
             Verdict::Matched => "matched",
             Verdict::NotMatched => "not matched",
@@ -51,6 +52,16 @@ pub struct RuleTrace {
 pub enum FindingSource {
     DisruptionTarget,
     NodeContainer,
+}
+
+impl FindingSource {
+    /// The source as the explanation text and the browser write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            FindingSource::DisruptionTarget => "DisruptionTarget",
+            FindingSource::NodeContainer => "node container",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,10 +183,7 @@ impl fmt::Display for Trace {
                     x.pod,
                     x.kind,
                     x.rank,
-                    match x.source {
-                        FindingSource::DisruptionTarget => "DisruptionTarget",
-                        FindingSource::NodeContainer => "node container",
-                    },
+                    x.source.word(),
                     x.detail
                 )?;
             }

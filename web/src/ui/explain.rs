@@ -3,9 +3,7 @@
 //! attempts (every execution with its own cause), the notes and the objects
 //! read, as YAML.
 
-use classify_wasm::{
-    AttemptTrace, CauseKind, Explanation, FindingSource, NoteTrace, RuleTrace, Verdict,
-};
+use classify_wasm::{AttemptTrace, CauseKind, Explanation, NoteTrace, RuleTrace, Verdict};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -13,14 +11,6 @@ use super::table::{CauseBadge, StateBadge};
 use crate::history::HistoryView;
 use crate::timeline;
 use crate::yaml::to_yaml;
-
-fn verdict(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Matched => "matched",
-        Verdict::NotMatched => "not matched",
-        Verdict::NotReached => "not reached",
-    }
-}
 
 fn verdict_class(v: Verdict) -> &'static str {
     match v {
@@ -37,7 +27,7 @@ fn rule_row(r: RuleTrace) -> impl IntoView {
             <div class="rule-head">
                 <span class="rule-id">{format!("rule {}", r.id)}</span>" "
                 <span class="rule-name">{r.name}</span>" "
-                <span class=verdict_class(v)>{verdict(v)}</span>
+                <span class=verdict_class(v)>{v.word()}</span>
             </div>
             <ul class="facts">{r.facts.into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}</ul>
         </li>
@@ -79,10 +69,7 @@ fn timeline_view(e: &Explanation) -> impl IntoView {
             if f.captured { " captured" } else { "" },
             if f.winner { " winner" } else { "" }
         );
-        let source = match f.source {
-            FindingSource::DisruptionTarget => "DisruptionTarget",
-            FindingSource::NodeContainer => "node container",
-        };
+        let source = f.source.word();
         let tip = format!(
             "{}{}: {} (rank {}) at {} via {}: {}{}",
             f.pod,
@@ -122,17 +109,22 @@ fn timeline_view(e: &Explanation) -> impl IntoView {
             <span class="key-captured">"hollow, dashed"</span>" = from a captured (deleted) pod."
         </p>
     };
-    let list = findings.iter().map(|f| view! {
-        <tr class:winner=f.winner>
-            <td>{f.date.clone().unwrap_or_else(|| "undated".into())}</td>
-            <td>{f.pod.clone()}{f.captured.then_some(" (captured)")}</td>
-            <td><CauseBadge cause=f.kind /></td>
-            <td>{f.rank}</td>
-            <td>{match f.source { FindingSource::DisruptionTarget => "DisruptionTarget", FindingSource::NodeContainer => "node container" }}</td>
-            <td>{f.detail.clone()}</td>
-            <td>{if f.winner { "winner" } else { "" }}</td>
-        </tr>
-    }).collect_view();
+    let list = findings
+        .iter()
+        .map(|f| {
+            view! {
+                <tr class:winner=f.winner>
+                    <td>{f.date.clone().unwrap_or_else(|| "undated".into())}</td>
+                    <td>{f.pod.clone()}{f.captured.then_some(" (captured)")}</td>
+                    <td><CauseBadge cause=f.kind /></td>
+                    <td>{f.rank}</td>
+                    <td>{f.source.word()}</td>
+                    <td>{f.detail.clone()}</td>
+                    <td>{if f.winner { "winner" } else { "" }}</td>
+                </tr>
+            }
+        })
+        .collect_view();
     view! {
         <svg class="timeline" role="img" aria-label="pod findings over time" viewBox=format!("0 0 {width} {}", l.height) width=width height=l.height>
             {pods}{span}{undated}{marks}
