@@ -11,6 +11,17 @@
 //! JS boundary lives in `wasm.rs` alone.
 
 #![forbid(unsafe_code)]
+// "Never panics on input" is enforced, not only tested: no unwrap, expect,
+// indexing or panic outside the tests.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 mod classify;
 mod convert;

@@ -274,7 +274,7 @@ impl<'a> Conditions<'a> {
     pub fn firsts(&self) -> impl Iterator<Item = &Condition<'a>> {
         self.0.iter().enumerate().filter_map(|(i, c)| {
             let kind = c.kind?;
-            (!self.0[..i].iter().any(|e| e.kind == Some(kind))).then_some(c)
+            (!self.0.iter().take(i).any(|e| e.kind == Some(kind))).then_some(c)
         })
     }
 }

@@ -67,6 +67,9 @@ impl<'a> Source<'a> {
 
 /// The position of the first byte that is not UTF-8, for input that is not text.
 pub fn utf8_error_position(bytes: &[u8], valid_up_to: usize) -> Position {
-    let valid = std::str::from_utf8(&bytes[..valid_up_to]).unwrap_or_default();
+    let valid = bytes
+        .get(..valid_up_to)
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .unwrap_or_default();
     Source::new(valid, SourceKind::Json).position(valid_up_to as u32)
 }

@@ -57,20 +57,25 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 impl Time {
     /// `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm)`, `T` and `Z` in either case.
     pub fn parse(text: &str) -> Option<Time> {
-        let b = text.as_bytes();
-        if b.len() < 20 {
+        let [y0, y1, y2, y3, dash1, mo0, mo1, dash2, d0, d1, t, h0, h1, colon1, mi0, mi1, colon2, s0, s1, rest @ ..] =
+            text.as_bytes()
+        else {
+            return None;
+        };
+        // The shortest form has a one-byte zone after the seconds.
+        if rest.is_empty() {
             return None;
         }
-        let year = i64::from(digits(&b[0..4])?);
-        let month = digits(&b[5..7])?;
-        let day = digits(&b[8..10])?;
-        let hour = digits(&b[11..13])?;
-        let minute = digits(&b[14..16])?;
-        let second = digits(&b[17..19])?;
-        if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
+        let year = i64::from(digits(&[*y0, *y1, *y2, *y3])?);
+        let month = digits(&[*mo0, *mo1])?;
+        let day = digits(&[*d0, *d1])?;
+        let hour = digits(&[*h0, *h1])?;
+        let minute = digits(&[*mi0, *mi1])?;
+        let second = digits(&[*s0, *s1])?;
+        if *dash1 != b'-' || *dash2 != b'-' || !matches!(t, b'T' | b't') {
             return None;
         }
-        if b[13] != b':' || b[16] != b':' {
+        if *colon1 != b':' || *colon2 != b':' {
             return None;
         }
         if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
@@ -79,7 +84,7 @@ impl Time {
         if hour > 23 || minute > 59 || second > 59 {
             return None;
         }
-        let mut rest = &b[19..];
+        let mut rest = rest;
         let mut nanos = 0u32;
         if let Some(fraction) = rest.strip_prefix(b".") {
             let len = fraction.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -94,7 +99,7 @@ impl Time {
                         .filter(|_| i < len)
                         .map_or(0, |d| u32::from(d - b'0'));
             }
-            rest = &fraction[len..];
+            rest = fraction.get(len..).unwrap_or_default();
         }
         let offset = match rest {
             [b'Z' | b'z'] => 0,

@@ -170,7 +170,7 @@ mod json {
             i: 0,
         };
         p.skip_ws();
-        if p.bytes[p.i..].starts_with("\u{feff}".as_bytes()) {
+        if p.rest().starts_with("\u{feff}".as_bytes()) {
             p.i += 3;
         }
         let node = p.value(0, false)?;
@@ -188,6 +188,11 @@ mod json {
     }
 
     impl<'a> Parser<'a> {
+        /// The input not read yet (empty past the end).
+        fn rest(&self) -> &'a [u8] {
+            self.bytes.get(self.i..).unwrap_or_default()
+        }
+
         fn err(&self, message: impl Into<String>) -> Error {
             self.err_at(self.i, message)
         }
@@ -238,7 +243,7 @@ mod json {
         }
 
         fn literal(&mut self, word: &str, value: Value<'a>) -> Result<Value<'a>, Error> {
-            if self.bytes[self.i..].starts_with(word.as_bytes()) {
+            if self.rest().starts_with(word.as_bytes()) {
                 self.i += word.len();
                 Ok(value)
             } else {
@@ -489,7 +494,7 @@ mod json {
         fn unicode_escape(&mut self, esc: usize) -> Result<char, Error> {
             let high = self.hex4(esc)?;
             let code = if (0xD800..0xDC00).contains(&high) {
-                if !self.bytes[self.i..].starts_with(b"\\u") {
+                if !self.rest().starts_with(b"\\u") {
                     return Err(self.err_at(esc, "unpaired surrogate in a \\u escape"));
                 }
                 self.i += 2;

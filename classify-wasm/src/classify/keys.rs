@@ -17,7 +17,10 @@ pub(super) const COUNTER_MAX: u64 = 9_007_199_254_740_991;
 /// "A decimal of N or more, with no sign or leading zero" (section 1).
 pub fn counter(text: &str, min: u64) -> Option<u64> {
     let b = text.as_bytes();
-    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) || (b.len() > 1 && b[0] == b'0') {
+    if b.is_empty()
+        || !b.iter().all(u8::is_ascii_digit)
+        || (b.len() > 1 && b.first() == Some(&b'0'))
+    {
         return None;
     }
     if b.len() > 16 {

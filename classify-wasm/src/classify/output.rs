@@ -11,8 +11,8 @@ pub fn job_and_submission(
 ) -> (String, String) {
     let job = match job_label {
         Some(j) => j.to_string(),
-        None => match name.rfind('-') {
-            Some(i) => name[..i].to_string(),
+        None => match name.rsplit_once('-') {
+            Some((before, _)) => before.to_string(),
             None => name.to_string(),
         },
     };
@@ -22,8 +22,8 @@ pub fn job_and_submission(
             let prefix = format!("{job}-");
             if let Some(rest) = name.strip_prefix(prefix.as_str()) {
                 rest.to_string()
-            } else if let Some(i) = name.rfind('-') {
-                name[i + 1..].to_string()
+            } else if let Some((_, after)) = name.rsplit_once('-') {
+                after.to_string()
             } else {
                 String::new()
             }

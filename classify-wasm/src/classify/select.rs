@@ -141,13 +141,15 @@ impl<'s, 'a> Selection<'s, 'a> {
         let jobset = ix
             .jobsets
             .get(&(ns, t.meta.name))
-            .map(|&i| &snap.jobsets[i]);
+            .and_then(|&i| snap.jobsets.get(i));
         let workload = if snap.mode == Mode::Kueue && !t.meta.uid.is_empty() {
             ix.workloads.get(&(ns, t.meta.uid)).and_then(|v| {
                 // Newest creationTimestamp, then the greatest name, then the first.
                 let mut best: Option<&Workload<'a>> = None;
                 for &i in v {
-                    let w = &snap.workloads[i];
+                    let Some(w) = snap.workloads.get(i) else {
+                        continue;
+                    };
                     let better = match best {
                         None => true,
                         Some(b) => {
@@ -166,8 +168,9 @@ impl<'s, 'a> Selection<'s, 'a> {
         };
         let mut live_pods: Vec<ReadPod> = live
             .iter()
-            .map(|&i| ReadPod {
-                pod: &snap.pods[i],
+            .filter_map(|&i| snap.pods.get(i))
+            .map(|pod| ReadPod {
+                pod,
                 captured: false,
             })
             .collect();
@@ -180,7 +183,9 @@ impl<'s, 'a> Selection<'s, 'a> {
                 .filter(|u| !u.is_empty())
                 .collect();
             for &i in v {
-                let pod = &snap.captured[i].pod;
+                let Some(pod) = snap.captured.get(i).map(|c| &c.pod) else {
+                    continue;
+                };
                 if !pod.meta.uid.is_empty() && !seen.insert(pod.meta.uid) {
                     continue;
                 }
