@@ -18,8 +18,9 @@ cargo fmt --all -- --check
 step "clippy (native)"
 cargo clippy --all-targets -- -D warnings
 
-step "clippy (wasm32: the engine and the web client)"
+step "clippy (wasm32: the engine, its JS boundary and the web client)"
 cargo clippy -p classify-wasm --lib --tests --target wasm32-unknown-unknown -- -D warnings
+cargo clippy -p classify-wasm-bindings --lib --tests --target wasm32-unknown-unknown -- -D warnings
 cargo clippy -p web --all-targets --target wasm32-unknown-unknown -- -D warnings
 
 step "web client (Trunk, release); the server embeds it"
@@ -32,7 +33,7 @@ step "web client state tests (natively)"
 cargo test -p web
 
 step "wasm tests: the engine in Node, every case through the JS boundary"
-cargo test -p classify-wasm --target wasm32-unknown-unknown
+cargo test -p classify-wasm-bindings --target wasm32-unknown-unknown
 
 step "browser tests: headless Chromium against the real server"
 ./scripts/test-e2e.sh

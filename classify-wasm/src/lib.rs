@@ -7,8 +7,9 @@
 //!
 //! The engine does no IO, reads no clock, has no randomness and never panics
 //! on input: bad input is an [`InputError`] naming a line and a column. It
-//! builds natively and for `wasm32-unknown-unknown` from the same source; the
-//! JS boundary lives in `wasm.rs` alone.
+//! builds natively and for `wasm32-unknown-unknown` from the same source, with
+//! no wasm dependency: the JS boundary is its own crate, `bindings/wasm`
+//! (`classify-wasm-bindings`).
 
 #![forbid(unsafe_code)]
 // "Never panics on input" is enforced, not only tested: no unwrap, expect,
@@ -32,9 +33,6 @@ mod source;
 mod time;
 mod trace;
 mod tree;
-
-#[cfg(target_arch = "wasm32")]
-pub mod wasm;
 
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;

@@ -1,6 +1,7 @@
-//! The JS boundary, compiled only for wasm32. It is deliberately thin: a
+//! The engine's JS boundary, compiled only for wasm32 (natively this crate
+//! is empty). It is deliberately thin, as regorus's `bindings/wasm`: a
 //! string and a plain options object in, plain JS values out, and one error
-//! helper. Nothing else in the engine knows about wasm.
+//! helper. The engine itself (`classify-wasm`) has no wasm dependency.
 //!
 //! ```js
 //! classify(input, { mode: "kueue", nodesReadable: false }) // -> Observation[]
@@ -9,10 +10,12 @@
 //! Errors are thrown as JS `Error`s whose message is the CLI's:
 //! `<line>:<column>: <what is wrong>`.
 
+#![forbid(unsafe_code)]
+#![cfg(target_arch = "wasm32")]
+
+use classify_wasm::Options;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-
-use crate::Options;
 
 /// The one error helper: every failure becomes a JS `Error` with a message.
 fn js_error(message: impl std::fmt::Display) -> JsError {
@@ -36,13 +39,13 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
 /// Classifies a snapshot or kubectl dump: `Observation[]`.
 #[wasm_bindgen]
 pub fn classify(input: &str, options_value: JsValue) -> Result<JsValue, JsError> {
-    let observations = crate::classify(input, options(options_value)?).map_err(js_error)?;
+    let observations = classify_wasm::classify(input, options(options_value)?).map_err(js_error)?;
     to_js(&observations)
 }
 
 /// Classifies and explains: `{ observation, trace }[]`.
 #[wasm_bindgen]
 pub fn explain(input: &str, options_value: JsValue) -> Result<JsValue, JsError> {
-    let explained = crate::explain(input, options(options_value)?).map_err(js_error)?;
+    let explained = classify_wasm::explain(input, options(options_value)?).map_err(js_error)?;
     to_js(&explained)
 }

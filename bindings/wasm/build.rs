@@ -1,6 +1,8 @@
-//! Embeds the golden case files for the wasm test run, where there is no
-//! filesystem. Native tests read the same folders at test time instead. The
-//! library itself never includes the generated file.
+//! Embeds the golden case files for the wasm test run (tests/wasm.rs), where
+//! there is no filesystem: `../shared/cases`, `../shared/dumps` and the
+//! engine's `classify-wasm/cases`. The engine's native tests read the same
+//! folders at test time instead. The library never includes the generated
+//! file.
 
 use std::path::{Path, PathBuf};
 use std::{env, fs};
@@ -26,11 +28,15 @@ fn main() {
     println!("cargo:rerun-if-env-changed=DISPATCH_SHARED");
     let shared = env::var_os("DISPATCH_SHARED")
         .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../shared"));
+        .unwrap_or_else(|| manifest.join("../../../shared"));
     let mut files = Vec::new();
     case_files(&shared.join("cases"), &mut files, "shared/cases");
     case_files(&shared.join("dumps"), &mut files, "shared/dumps");
-    case_files(&manifest.join("cases"), &mut files, "cases");
+    case_files(
+        &manifest.join("../../classify-wasm/cases"),
+        &mut files,
+        "cases",
+    );
     let mut code = String::from("pub const EMBEDDED: &[(&str, &str)] = &[\n");
     for (name, path) in files {
         code.push_str(&format!(

@@ -1,9 +1,13 @@
 //! Every case file again, under wasm32 in Node, through the JS boundary that
 //! the browser uses. The files are embedded at compile time by build.rs
-//! (there is no filesystem here); the native run reads the same folders.
+//! (there is no filesystem here); the engine's native run
+//! (classify-wasm/tests/cases.rs) reads the same folders.
 
 #![cfg(target_arch = "wasm32")]
 
+// The engine's own harness, so the native and the wasm runs cannot check
+// cases apart.
+#[path = "../../../classify-wasm/tests/harness/mod.rs"]
 mod harness;
 
 use wasm_bindgen::JsValue;
@@ -16,7 +20,7 @@ fn through_js(
     options: classify_wasm::Options,
 ) -> Result<Vec<classify_wasm::Observation>, String> {
     let options = serde_wasm_bindgen::to_value(&options).expect("options serialize");
-    match classify_wasm::wasm::classify(input, options) {
+    match classify_wasm_bindings::classify(input, options) {
         Ok(value) => {
             serde_wasm_bindgen::from_value(value).map_err(|e| format!("not observations: {e}"))
         }
@@ -33,7 +37,7 @@ fn explain_through_js(
     options: classify_wasm::Options,
 ) -> Result<Vec<classify_wasm::Explanation>, String> {
     let options = serde_wasm_bindgen::to_value(&options).expect("options serialize");
-    match classify_wasm::wasm::explain(input, options) {
+    match classify_wasm_bindings::explain(input, options) {
         Ok(value) => {
             serde_wasm_bindgen::from_value(value).map_err(|e| format!("not explanations: {e}"))
         }
@@ -94,7 +98,7 @@ fn explain_returns_observation_and_trace() {
         .expect("embedded");
     let doc: serde_json::Value = serde_json::from_str(text).unwrap();
     let value =
-        classify_wasm::wasm::explain(&doc["snapshot"].to_string(), JsValue::UNDEFINED).unwrap();
+        classify_wasm_bindings::explain(&doc["snapshot"].to_string(), JsValue::UNDEFINED).unwrap();
     let explained: Vec<classify_wasm::Explanation> = serde_wasm_bindgen::from_value(value).unwrap();
     assert_eq!(explained.len(), 1);
     assert!(explained[0].trace.findings[0].winner);
@@ -112,14 +116,14 @@ fn bad_options_throw_an_error() {
         &serde_wasm_bindgen::Serializer::json_compatible(),
     )
     .unwrap();
-    let err = classify_wasm::wasm::classify("{}", options).unwrap_err();
+    let err = classify_wasm_bindings::classify("{}", options).unwrap_err();
     let error: js_sys::Error = JsValue::from(err).into();
     assert!(String::from(error.message()).starts_with("options:"));
 }
 
 #[wasm_bindgen_test]
 fn input_errors_throw_the_cli_message() {
-    let err = classify_wasm::wasm::classify("[\"a\"]", JsValue::UNDEFINED).unwrap_err();
+    let err = classify_wasm_bindings::classify("[\"a\"]", JsValue::UNDEFINED).unwrap_err();
     let error: js_sys::Error = JsValue::from(err).into();
     assert_eq!(
         String::from(error.message()),
