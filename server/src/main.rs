@@ -85,7 +85,8 @@ fn serve_exit_code(e: &serve::Error) -> u8 {
         | serve::Error::TokenFile { .. }
         | serve::Error::Auth(auth::Error::MissingDelegation { .. })
         // A state directory that cannot be used (corrupt, locked, newer).
-        | serve::Error::State(_) => 2,
+        | serve::Error::State(_)
+        | serve::Error::DemoUsers(_) => 2,
         _ => 1,
     }
 }

@@ -8,10 +8,15 @@
 //
 // (a) runs against a Node stand-in of that contract serving dist/, (b)
 // against the real `dispatch-dash serve --demo --token S` (a still cluster,
-// so nothing races the simulation).
+// so nothing races the simulation), (c) against the real binary with
+// `--auth kubernetes` on the demo, whose TokenReviews and
+// SubjectAccessReviews know the users of `--demo-users`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { launch, watchErrors, serveDist, startServer, uiFor, cases, shot } from './helpers.mjs';
 
 const rows = 'table.obs tbody tr';
@@ -255,5 +260,53 @@ test('real binary (--token): sign in, the rows of team-a, a reload, sign-out', {
     await page.close();
     await ui.close();
     await server.stop();
+  }
+});
+
+test('real binary (--auth kubernetes): alice signs in, sees team-a only, is refused team-b as text, a reload keeps her in', { timeout: 180_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dd-users-'));
+  const alice = `alice-${randomUUID()}`;
+  const users = join(dir, 'users.txt');
+  writeFileSync(users, `# token user namespaces\n${alice} alice team-a\n`);
+  const server = await startServer([...STILL, '--auth', 'kubernetes', '--demo-users', users]);
+  const ui = await uiFor(server.url);
+  const page = await browser.context.newPage();
+  const errors = watchUnexpectedErrors(page);
+  const keys = () => page.$$eval(rows, (trs) => trs.map((t) => t.dataset.key));
+  try {
+    await page.goto(`${ui.url}/?ns=team-a`);
+    await page.waitForSelector('form#signin', { timeout: 30_000 });
+    assert.equal(await apiStatus(page), 401, 'no identity: 401');
+
+    await signIn(page, `${alice}-wrong`);
+    await page.waitForFunction(() => document.querySelector('#signin-error')?.textContent.includes('unauthorized'),
+      null, { timeout: 10_000 });
+
+    await signIn(page, alice);
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    const shown = await keys();
+    assert.ok(shown.length > 0 && shown.every((k) => k.split('/')[1] === 'team-a'), `rows of team-a: ${shown}`);
+    await page.waitForFunction(() => document.querySelector('#whoami')?.textContent.trim() === 'alice', null, { timeout: 10_000 });
+    const listed = await page.evaluate(() => fetch('/api/v1/namespaces').then((r) => r.json()));
+    assert.deepEqual(listed.namespaces, ['team-a'], 'the cluster\'s RBAC decides what alice sees');
+    assert.equal(await apiStatus(page, '/api/v1/namespaces/team-b/snapshot'), 403);
+
+    await page.goto(`${ui.url}/?ns=team-b`);
+    await page.waitForSelector('#forbidden-message', { timeout: 30_000 });
+    assert.equal((await page.locator('#forbidden-message').textContent()).trim(),
+      'The signed-in user alice may not see namespace team-b.');
+
+    await page.goto(`${ui.url}/?ns=team-a`);
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    await page.reload();
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.deepEqual(await keys(), shown, 'the same rows after a reload: still signed in');
+    await shot(page, 'signin-kubernetes-demo');
+    assert.deepEqual(errors().filter((e) => !/status of 403|403 \(Forbidden\)/.test(e)), []);
+  } finally {
+    await page.close();
+    await ui.close();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

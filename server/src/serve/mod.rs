@@ -137,6 +137,7 @@
 //! cannot say which UID a pod once belonged to.
 
 pub mod auth;
+pub mod demo_users;
 pub mod discovery;
 pub mod health;
 pub mod history;
@@ -195,6 +196,9 @@ pub enum Error {
     /// The token given is empty.
     #[error("the token is empty (--token, --token-file or DISPATCH_DASH_TOKEN)")]
     EmptyToken,
+    /// `--demo-users` names a file that cannot be used.
+    #[error(transparent)]
+    DemoUsers(#[from] demo_users::Error),
     /// The token file could not be read.
     #[error("reading the token file {path}: {source}")]
     TokenFile {
@@ -417,6 +421,12 @@ pub struct ServeArgs {
     /// by itself (for screenshots, demos to a room, and tests).
     #[arg(long)]
     pub demo_still: bool,
+    /// Embedded cluster: people its TokenReviews and SubjectAccessReviews
+    /// know, one `TOKEN USER NAMESPACE[,NAMESPACE...]` per line, so that
+    /// `--auth kubernetes` can be tried on the demo (see
+    /// [`demo_users`]).
+    #[arg(long, value_name = "FILE")]
+    pub demo_users: Option<PathBuf>,
 }
 
 /// What [`start`] needs: a kube config and the server's settings.
@@ -902,6 +912,13 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
     let mut embedded = None;
     let cluster = find_cluster(&args);
     let demo = matches!(cluster, ClusterSource::Embedded);
+    if !demo && args.demo_users.is_some() {
+        // A real cluster's users are its own; pretending otherwise would
+        // mislead whoever reads the flag.
+        return Err(Error::AuthFlags(
+            "--demo-users is for the embedded cluster only; a real cluster knows its own users",
+        ));
+    }
     let kube_config = match cluster {
         ClusterSource::File(path) => {
             tracing::info!(kubeconfig = %path.display(), "using kubeconfig");
@@ -1006,6 +1023,11 @@ async fn start_embedded(
             .unwrap_or_else(|| "default".into()),
         ..emulator::EmulatorConfig::default()
     });
+    if let Some(path) = &args.demo_users {
+        let users = demo_users::read(path)?;
+        demo_users::install(&emu, &users);
+        tracing::info!(users = users.len(), file = %path.display(), "the embedded cluster knows these users");
+    }
     let mut scenario = emulator::scenario::populate(&emu, scenario);
     for _ in 0..args.demo_warmup_steps {
         scenario.step(&emu);
