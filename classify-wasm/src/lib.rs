@@ -14,6 +14,7 @@
 
 mod classify;
 mod convert;
+pub mod link;
 mod model;
 mod observation;
 mod snapshot;
@@ -27,6 +28,7 @@ pub mod wasm;
 
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
+pub use link::{Link, Linker, Links, Role};
 pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
 pub use snapshot::{Mode, Options, READ_KINDS};
 pub use source::Position;
