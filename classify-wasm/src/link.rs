@@ -325,8 +325,17 @@ impl<K: Ord + Clone> Linker<K> {
     /// it from being an orphan (section 11); for a pod exactly the
     /// TrainJobs section 4 reads it for. Empty for TrainJobs and Nodes.
     pub fn trainjobs_for(&self, key: &K) -> BTreeSet<K> {
+        match self.objects.get(key) {
+            Some(links) => self.trainjobs_seeked_by(links),
+            None => BTreeSet::new(),
+        }
+    }
+
+    /// [`Linker::trainjobs_for`] an object that is not (or no longer)
+    /// indexed, by its links: a deleted pod's TrainJobs, say.
+    pub fn trainjobs_seeked_by(&self, links: &Links) -> BTreeSet<K> {
         let mut out = BTreeSet::new();
-        for link in self.objects.get(key).into_iter().flat_map(|l| &l.seeks) {
+        for link in &links.seeks {
             out.extend(
                 self.offering(link)
                     .filter(|o| self.role(o) == Role::TrainJob)

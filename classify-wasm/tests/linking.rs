@@ -197,7 +197,11 @@ fn classifying_what_a_change_affects_equals_classifying_the_whole() {
         )
         .unwrap();
     // The worlds are not trivially empty.
-    assert!(observed.get() > 1000, "only {} observations", observed.get());
+    assert!(
+        observed.get() > 1000,
+        "only {} observations",
+        observed.get()
+    );
 }
 
 /// A TrainJob reads exactly its pods, JobSet, Workload and captured pods,
@@ -241,7 +245,14 @@ fn read_by_and_trainjobs_for_follow_section_4() {
     let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
     assert_eq!(
         names(linker.read_by(&"tj".to_string())),
-        ["by_jobset", "by_labels", "captured", "jobset", "node", "workload"]
+        [
+            "by_jobset",
+            "by_labels",
+            "captured",
+            "jobset",
+            "node",
+            "workload"
+        ]
     );
     assert_eq!(
         names(linker.trainjobs_for(&"by_labels".to_string())),

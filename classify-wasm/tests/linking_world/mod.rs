@@ -47,7 +47,10 @@ pub enum Step {
     /// A captured entry added (replacing one of the same TrainJob and pod).
     Capture(Value),
     /// A captured entry dropped.
-    Drop { trainjob_uid: String, pod_uid: String },
+    Drop {
+        trainjob_uid: String,
+        pod_uid: String,
+    },
 }
 
 const NAMESPACES: [&str; 2] = ["team-a", "team-b"];
@@ -149,8 +152,10 @@ impl World {
             if self.rng.chance(35) {
                 let status = *self.rng.pick(&["True", "False"]);
                 let time = *self.rng.pick(&TIMES);
-                out.push(json!({"type": t, "status": status, "reason": "R", "message": "m",
-                    "lastTransitionTime": time}));
+                out.push(
+                    json!({"type": t, "status": status, "reason": "R", "message": "m",
+                    "lastTransitionTime": time}),
+                );
             }
         }
         Value::Array(out)
@@ -170,7 +175,9 @@ impl World {
         }
         let terminated = match self.rng.below(4) {
             0 => json!({"exitCode": 1, "reason": "Error", "finishedAt": self.rng.pick(&TIMES)}),
-            1 => json!({"exitCode": 137, "reason": "OOMKilled", "finishedAt": self.rng.pick(&TIMES)}),
+            1 => {
+                json!({"exitCode": 137, "reason": "OOMKilled", "finishedAt": self.rng.pick(&TIMES)})
+            }
             _ => Value::Null,
         };
         let state = if terminated.is_null() {
@@ -178,7 +185,9 @@ impl World {
         } else {
             json!({ "terminated": terminated })
         };
-        let phase = *self.rng.pick(&["Running", "Failed", "Pending", "Succeeded"]);
+        let phase = *self
+            .rng
+            .pick(&["Running", "Failed", "Pending", "Succeeded"]);
         let conditions = self.conditions(&["DisruptionTarget", "PodScheduled", "Ready"]);
         json!({"kind": "Pod", "apiVersion": "v1",
             "metadata": {"namespace": namespace, "name": name, "uid": uid, "labels": labels,
@@ -314,7 +323,8 @@ impl World {
             if roll < 24 || self.captured.is_empty() {
                 let entry = self.captured_entry();
                 let (t, p) = captured_key(&entry);
-                self.captured.retain(|c| captured_key(c) != (t.clone(), p.clone()));
+                self.captured
+                    .retain(|c| captured_key(c) != (t.clone(), p.clone()));
                 self.captured.push(entry.clone());
                 return Step::Capture(entry);
             }

@@ -105,7 +105,10 @@ pub struct JobSnapshots {
 
 /// Builds the sub-snapshots of the job `job` in `namespace`: for `current`,
 /// the view ([`classify_wasm::Linker::view_of`]) of the job's objects that
-/// belong to no gone TrainJob, less the objects that do.
+/// belong to no gone TrainJob, within the namespace (and its Nodes), less
+/// the objects that belong to a gone one. Classified, it gives the job's
+/// observations the namespace snapshot gives ([`namespace_snapshot`], with
+/// those objects classified apart), which the store's property test checks.
 pub fn job_snapshots(
     store: &Store,
     header: SnapshotHeader,
@@ -133,6 +136,10 @@ pub fn job_snapshots(
     let mut captured_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for key in &view {
         match key {
+            // The namespace's snapshot is what a job is judged by (a
+            // browser classifies it whole): a TrainJob of another
+            // namespace owning one of its JobSets is not in it.
+            Linked::Object(kind, (ns, _)) if kind.namespaced() && ns != namespace => {}
             Linked::Object(kind, (ns, name)) => {
                 if let Some(object) = store.get(*kind, ns, name) {
                     if !store.belongs_to_gone_trainjob(object) {
@@ -150,7 +157,7 @@ pub fn job_snapshots(
         .flat_map(|(trainjob_uid, pods)| {
             store
                 .captured_for(trainjob_uid)
-                .filter(move |c| pods.contains(c.pod.uid.as_str()))
+                .filter(move |c| c.namespace == namespace && pods.contains(c.pod.uid.as_str()))
         })
         .cloned()
         .collect();
