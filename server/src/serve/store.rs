@@ -716,9 +716,22 @@ impl Store {
     /// [`Linker`]), the one its JobSet is named after first, then by name.
     /// The pod need not be stored any more.
     pub fn trainjobs_selecting(&self, pod: &StoredObject) -> Vec<Arc<StoredObject>> {
+        // The indexed links when the pod is stored as it is; else read
+        // its own (a deleted pod's last state, say).
+        let stored = self
+            .get(pod.kind, &pod.namespace, &pod.name)
+            .filter(|stored| ***stored == *pod);
+        let parsed;
+        let links = match stored.and_then(|_| self.linker.links(&Linked::of(pod))) {
+            Some(links) => links,
+            None => {
+                parsed = links_of(pod);
+                &parsed
+            }
+        };
         let mut found: Vec<Arc<StoredObject>> = self
             .linker
-            .trainjobs_seeked_by(&links_of(pod))
+            .trainjobs_seeked_by(links)
             .iter()
             .filter_map(|key| self.linked(key).cloned())
             .collect();
