@@ -387,10 +387,23 @@ impl Store {
             out.push_str(&format!("\"nodesReadable\":{n},"));
         }
         out.push_str("\"items\":[");
+        // Borrowed once, so the filters below clone no keys.
+        let mut items_in: BTreeSet<&ItemKey> = BTreeSet::new();
+        let mut captured_in: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for linked in view {
+            match linked {
+                Linked::Item(key) => {
+                    items_in.insert(key);
+                }
+                Linked::Captured(trainjob_uid, pod_uid) => {
+                    captured_in.insert((trainjob_uid, pod_uid));
+                }
+            }
+        }
         let items = self
             .order
             .iter()
-            .filter(|k| view.contains(&Linked::Item((*k).clone())))
+            .filter(|k| items_in.contains(k))
             .filter_map(|k| self.items.get(k))
             .map(Item::json);
         push_joined(&mut out, items);
@@ -398,7 +411,7 @@ impl Store {
         let captured = self
             .captured
             .iter()
-            .filter(|c| view.contains(&Linked::Captured(c.trainjob_uid.clone(), c.pod_uid.clone())))
+            .filter(|c| captured_in.contains(&(c.trainjob_uid.as_str(), c.pod_uid.as_str())))
             .map(Captured::json);
         push_joined(&mut out, captured);
         out.push_str("]}");
