@@ -11,8 +11,9 @@
 //! with. A [`Linker`] indexes them incrementally and answers:
 //!
 //! - [`Linker::read_by`]: the objects a TrainJob reads;
-//! - [`Linker::trainjobs_for`]: the TrainJobs an object is read for, or
-//!   whose presence keeps it from being an orphan;
+//! - [`Linker::trainjobs_reading`]: the TrainJobs an object is read for;
+//! - [`Linker::trainjobs_for`]: those, and the TrainJobs whose presence
+//!   keeps it from being an orphan;
 //! - [`Linker::affected_by`]: the observed objects (TrainJobs and orphan
 //!   candidates) whose observation an object can change;
 //! - [`Linker::view_of`]: a sub-snapshot that classifies given observed
@@ -20,8 +21,9 @@
 //!
 //! The links are a superset of what the rules select, never a subset: a
 //! Workload links to a TrainJob of its `job-uid` in any namespace, and a
-//! TrainJob's view holds its JobSet and runtime copies by owner UID too;
-//! the engine's own selection (section 4) then picks from the view. So an
+//! TrainJob reads every JobSet of its name and every Workload of its UID
+//! (section 4 picks one); the engine's own selection then picks from the
+//! view. So an
 //! observed object classified in the sub-snapshot of a view holding it
 //! gets the observation the whole snapshot gives it, provided the caller
 //! keeps only the observations of the objects it asked for, passes the
@@ -53,10 +55,13 @@ pub enum Link {
         job_id: String,
         submission: String,
     },
-    /// A TrainJob by UID: Workloads by `kueue.x-k8s.io/job-uid`, captured
-    /// pods by `trainJobUID` (section 4), JobSets and runtime copies by
-    /// their TrainJob owner references (section 11).
+    /// A TrainJob by UID as section 4 reads it: Workloads by
+    /// `kueue.x-k8s.io/job-uid`, captured pods by `trainJobUID`.
     Uid(String),
+    /// A TrainJob by UID as section 11 reads it: JobSets and runtime copies
+    /// by their TrainJob owner references. The TrainJob does not read them
+    /// through this link; its presence only keeps them from being orphans.
+    Owner(String),
     /// A Node by name: the pods (live or captured) whose `spec.nodeName`
     /// it is.
     Node(String),
@@ -157,6 +162,7 @@ impl Links {
                 links.role = Role::TrainJob;
                 if let Some(uid) = text_at(item, &["metadata", "uid"]) {
                     links.offers.push(Link::Uid(uid.to_string()));
+                    links.offers.push(Link::Owner(uid.to_string()));
                 }
                 links.offers.extend(by_labels);
                 links.offers.push(Link::Name { namespace, name });
@@ -167,7 +173,7 @@ impl Links {
                     links.role = Role::OrphanCandidate;
                 }
                 links.seeks.push(Link::Name { namespace, name });
-                links.seeks.extend(uids.into_iter().map(Link::Uid));
+                links.seeks.extend(uids.into_iter().map(Link::Owner));
             }
             "Workload" => {
                 if let Some(uid) = label(item, keys::JOB_UID) {
@@ -179,7 +185,7 @@ impl Links {
                 if owned && label(item, keys::JOB_ID).is_some() {
                     links.role = Role::OrphanCandidate;
                 }
-                links.seeks.extend(uids.into_iter().map(Link::Uid));
+                links.seeks.extend(uids.into_iter().map(Link::Owner));
             }
             "Pod" => {
                 if label(item, keys::JOB_ID).is_some() {
@@ -334,8 +340,21 @@ impl<K: Ord + Clone> Linker<K> {
     /// [`Linker::trainjobs_for`] an object that is not (or no longer)
     /// indexed, by its links: a deleted pod's TrainJobs, say.
     pub fn trainjobs_seeked_by(&self, links: &Links) -> BTreeSet<K> {
+        self.trainjobs_offering(links.seeks.iter())
+    }
+
+    /// The TrainJobs that read `key` (section 4): [`Linker::trainjobs_for`]
+    /// less those it only names as an owner (section 11). For a JobSet the
+    /// TrainJob of its name; for a Workload the TrainJobs of its job-uid
+    /// (in any namespace: the engine reads only its own namespace's).
+    pub fn trainjobs_reading(&self, key: &K) -> BTreeSet<K> {
+        let seeks = self.objects.get(key).into_iter().flat_map(|l| &l.seeks);
+        self.trainjobs_offering(seeks.filter(|link| !matches!(link, Link::Owner(_))))
+    }
+
+    fn trainjobs_offering<'l>(&self, seeks: impl Iterator<Item = &'l Link>) -> BTreeSet<K> {
         let mut out = BTreeSet::new();
-        for link in &links.seeks {
+        for link in seeks {
             out.extend(
                 self.offering(link)
                     .filter(|o| self.role(o) == Role::TrainJob)
@@ -346,8 +365,8 @@ impl<K: Ord + Clone> Linker<K> {
     }
 
     /// The objects TrainJob `trainjob` reads: those seeking what it offers
-    /// (a superset of section 4's selection, see the module docs) and the
-    /// Nodes those name. Empty for other objects.
+    /// (not as an owner; a superset of section 4's selection, see the
+    /// module docs) and the Nodes those name. Empty for other objects.
     pub fn read_by(&self, trainjob: &K) -> BTreeSet<K> {
         let mut out = BTreeSet::new();
         let Some(links) = self.objects.get(trainjob) else {
@@ -356,7 +375,7 @@ impl<K: Ord + Clone> Linker<K> {
         if links.role != Role::TrainJob {
             return out;
         }
-        for link in &links.offers {
+        for link in links.offers.iter().filter(|l| !matches!(l, Link::Owner(_))) {
             out.extend(self.seeking(link).cloned());
         }
         let nodes: Vec<K> = out

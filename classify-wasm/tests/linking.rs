@@ -224,6 +224,8 @@ fn read_by_and_trainjobs_for_follow_section_4() {
     let workload = json!({"kind": "Workload", "metadata": {"namespace": "a", "name": "w",
         "labels": {"kueue.x-k8s.io/job-uid": "u1"}}});
     let jobset = json!({"kind": "JobSet", "metadata": {"namespace": "a", "name": "llm-7-s1"}});
+    let owned = json!({"kind": "JobSet", "metadata": {"namespace": "a", "name": "other",
+        "ownerReferences": [{"kind": "TrainJob", "uid": "u1"}]}});
     let node = json!({"kind": "Node", "metadata": {"name": "n1"}});
     let other_node = json!({"kind": "Node", "metadata": {"name": "n2"}});
     let captured = json!({"trainJobUID": "u1", "pod": {"kind": "Pod", "metadata": {"name": "c"}}});
@@ -236,6 +238,7 @@ fn read_by_and_trainjobs_for_follow_section_4() {
         ("only_job_id", &only_job_id),
         ("workload", &workload),
         ("jobset", &jobset),
+        ("owned", &owned),
         ("node", &node),
         ("other_node", &other_node),
     ] {
@@ -258,6 +261,18 @@ fn read_by_and_trainjobs_for_follow_section_4() {
         names(linker.trainjobs_for(&"by_labels".to_string())),
         ["tj"]
     );
+    // A JobSet of another name that the TrainJob owns is not read for it,
+    // but the TrainJob keeps it from being an orphan.
+    assert_eq!(names(linker.trainjobs_for(&"owned".to_string())), ["tj"]);
+    assert!(linker.trainjobs_reading(&"owned".to_string()).is_empty());
+    assert_eq!(
+        names(linker.trainjobs_reading(&"jobset".to_string())),
+        ["tj"]
+    );
+    assert_eq!(
+        names(linker.trainjobs_reading(&"workload".to_string())),
+        ["tj"]
+    );
     assert!(linker.trainjobs_for(&"elsewhere".to_string()).is_empty());
     assert!(linker.trainjobs_for(&"only_job_id".to_string()).is_empty());
     // The Node changes the TrainJob reading its pod, not the pod (observed
@@ -266,7 +281,7 @@ fn read_by_and_trainjobs_for_follow_section_4() {
     // The TrainJob changes itself and the orphan candidates seeking it.
     assert_eq!(
         names(linker.affected_by(&"tj".to_string())),
-        ["by_labels", "tj"]
+        ["by_labels", "owned", "tj"]
     );
     assert!(linker.remove(&"tj".to_string()));
     assert!(linker.read_by(&"tj".to_string()).is_empty());

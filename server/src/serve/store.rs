@@ -740,6 +740,23 @@ impl Store {
         found
     }
 
+    /// The live TrainJobs of `object`'s namespace that read it (section 4,
+    /// the engine's [`Linker`]): for a pod [`Store::trainjobs_selecting`],
+    /// for a JobSet the TrainJob of its name, for a Workload the TrainJob
+    /// of its job-uid. For the Inspect route.
+    pub fn trainjobs_reading(&self, object: &StoredObject) -> Vec<Arc<StoredObject>> {
+        if object.kind == ObjectKind::Pod {
+            return self.trainjobs_selecting(object);
+        }
+        self.linker
+            .trainjobs_reading(&Linked::of(object))
+            .iter()
+            .filter_map(|key| self.linked(key))
+            .filter(|tj| tj.namespace == object.namespace)
+            .cloned()
+            .collect()
+    }
+
     /// The live pods section 4 reads for `trainjob` (the engine's [`Linker`]).
     pub fn pods_selected_by(&self, trainjob: &StoredObject) -> Vec<Arc<StoredObject>> {
         self.linker

@@ -658,3 +658,54 @@ fn classifying_the_dirty_jobs_equals_classifying_the_namespaces_whole() {
         "{captured_seen} {gone_seen}"
     );
 }
+
+#[test]
+fn the_trainjobs_reading_an_object_are_the_linkers() {
+    let mut store = Store::new(StoreLimits::default());
+    let jobset = |name: &str, owner: &str| {
+        project(
+            ObjectKind::JobSet,
+            &json!({"metadata": {"name": name, "namespace": "team-a", "uid": format!("js-{name}"),
+                "ownerReferences": [{"kind": "TrainJob", "name": "t", "uid": owner}]}}),
+        )
+        .expect("stored")
+    };
+    let workload = project(
+        ObjectKind::Workload,
+        &json!({"metadata": {"name": "w", "namespace": "team-a", "uid": "w1",
+            "labels": {"kueue.x-k8s.io/job-uid": "u1"}}}),
+    )
+    .expect("stored");
+    let objects = vec![
+        trainjob("llm-7-s1", "u1", false),
+        jobset("llm-7-s1", "u1"),
+        jobset("other-s1", "u1"),
+        workload.clone(),
+        pod("llm-7-s1", "p0", "pu0", 0),
+    ];
+    for object in objects {
+        store.apply(WatchEvent {
+            kind: object.kind,
+            scope: None,
+            body: EventBody::Upserted(object),
+            received: Instant::now(),
+        });
+    }
+    let names = |found: Vec<Arc<StoredObject>>| -> Vec<String> {
+        found.iter().map(|tj| tj.name.clone()).collect()
+    };
+    let get = |kind, name| store.get(kind, "team-a", name).expect("stored").clone();
+    assert_eq!(
+        names(store.trainjobs_reading(&get(ObjectKind::JobSet, "llm-7-s1"))),
+        ["llm-7-s1"]
+    );
+    // Owned, but of another name: not read for the TrainJob.
+    assert!(store
+        .trainjobs_reading(&get(ObjectKind::JobSet, "other-s1"))
+        .is_empty());
+    assert_eq!(names(store.trainjobs_reading(&workload)), ["llm-7-s1"]);
+    assert_eq!(
+        names(store.trainjobs_reading(&get(ObjectKind::Pod, "p0"))),
+        ["llm-7-s1"]
+    );
+}
