@@ -26,6 +26,7 @@
 
 mod classify;
 mod convert;
+pub mod link;
 mod model;
 mod observation;
 mod snapshot;
@@ -36,6 +37,7 @@ mod tree;
 
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
+pub use link::{Link, Linker, Links, Role};
 pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
 pub use snapshot::{Mode, Options, READ_KINDS};
 pub use source::Position;

@@ -2,13 +2,13 @@
 //! captured pods, and the observations the engine gave for them.
 //!
 //! A `snapshot` event replaces everything; a `change` event upserts and
-//! deletes objects and adds or drops captured pods. Only the TrainJobs a
-//! change touches are classified again: the store links objects that
-//! section 4 of the spec reads together (a TrainJob with its JobSet, its
-//! Workload, its pods, its runtime copy and its captured pods) into
-//! components, builds one sub-snapshot per touched component and asks the
-//! engine for that component alone. Nodes are not links (many jobs share a
-//! Node): they are added to every component whose pods name them.
+//! deletes objects and adds or drops captured pods. Only the objects a
+//! change affects are classified again: the engine's linker
+//! ([`classify_wasm::Linker`]) says which (the TrainJobs and orphan
+//! candidates whose observation the change can alter) and what they are
+//! read with; the store builds one sub-snapshot of that view and keeps the
+//! engine's observations of those objects alone. The store has no
+//! section-4 code of its own.
 //!
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
@@ -16,14 +16,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use classify_wasm::{
-    AttemptTrace, Attempted, Explanation, InputError, Mode, Observation, Options, READ_KINDS,
+    AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options,
+    READ_KINDS,
 };
 use serde_json::{Map, Value};
-
-const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
-const SUBMISSION: &str = "dispatch.phpboyscout.uk/submission";
-const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
-const JOB_UID: &str = "kueue.x-k8s.io/job-uid";
 
 /// `(kind, namespace, name)`: how the store names an object (a Node has the
 /// namespace `""`).
@@ -131,14 +127,20 @@ pub struct Row {
     pub revision: u64,
 }
 
+/// How the store names items and captured pods to the engine's [`Linker`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Linked {
+    Item(ItemKey),
+    /// `(TrainJob UID, pod UID)`.
+    Captured(String, String),
+}
+
 #[derive(Debug, Clone)]
 struct Item {
     value: Value,
     /// The item as JSON text, written once, when a sub-snapshot first needs
     /// it (a first load classifies the text it was given, so it needs none).
     json: OnceLock<String>,
-    tokens: Vec<String>,
-    node_name: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -187,8 +189,8 @@ pub struct Applied {
     pub changed: Vec<ItemKey>,
     /// Rows removed.
     pub removed: Vec<ItemKey>,
-    /// Components classified again.
-    pub components: usize,
+    /// Objects (TrainJobs and orphan candidates) classified again.
+    pub reclassified: Vec<ItemKey>,
 }
 
 /// A namespace as the browser holds it.
@@ -199,8 +201,8 @@ pub struct Store {
     /// Input order of the items (the order a snapshot is written in).
     order: Vec<ItemKey>,
     captured: Vec<Captured>,
-    by_token: HashMap<String, BTreeSet<ItemKey>>,
-    pods_by_node: HashMap<String, BTreeSet<ItemKey>>,
+    /// What is read together: every item and captured pod.
+    linker: Linker<Linked>,
     rows: BTreeMap<OrderKey, Arc<Row>>,
     row_order: HashMap<ItemKey, OrderKey>,
     next_revision: u64,
@@ -214,63 +216,14 @@ fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
     here.as_str().filter(|s| !s.is_empty())
 }
 
-fn label<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
-    v.get("metadata")?
-        .get("labels")?
-        .get(key)?
-        .as_str()
-        .filter(|s| !s.is_empty())
-}
-
-fn trainjob_owner_uids(v: &Value) -> Vec<String> {
-    v.get("metadata")
-        .and_then(|m| m.get("ownerReferences"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|r| r.get("kind").and_then(Value::as_str) == Some("TrainJob"))
-        .filter_map(|r| r.get("uid").and_then(Value::as_str))
-        .filter(|u| !u.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// The links an object has to others it is read with (section 4, and the
-/// owner references of section 11).
-fn tokens(kind: &str, v: &Value) -> Vec<String> {
-    let ns = str_at(v, &["metadata", "namespace"]).unwrap_or("");
-    let name = str_at(v, &["metadata", "name"]).unwrap_or("");
-    let uid = str_at(v, &["metadata", "uid"]);
-    let mut out = Vec::new();
-    let by_labels = match (label(v, JOB_ID), label(v, SUBMISSION)) {
-        (Some(j), Some(s)) => Some(format!("l:{ns}\u{0}{j}\u{0}{s}")),
-        _ => None,
-    };
-    match kind {
-        "TrainJob" => {
-            out.push(format!("n:{ns}\u{0}{name}"));
-            if let Some(uid) = uid {
-                out.push(format!("u:{uid}"));
-            }
-            out.extend(by_labels);
+/// Writes `parts` separated by commas.
+fn push_joined<'a>(out: &mut String, parts: impl Iterator<Item = &'a str>) {
+    for (i, part) in parts.enumerate() {
+        if i > 0 {
+            out.push(',');
         }
-        "JobSet" => {
-            out.push(format!("n:{ns}\u{0}{name}"));
-            out.extend(trainjob_owner_uids(v).into_iter().map(|u| format!("u:{u}")));
-        }
-        "Workload" => out.extend(label(v, JOB_UID).map(|u| format!("u:{u}"))),
-        "TrainingRuntime" => {
-            out.extend(trainjob_owner_uids(v).into_iter().map(|u| format!("u:{u}")));
-        }
-        "Pod" => {
-            out.extend(by_labels);
-            if let Some(js) = label(v, JOBSET_NAME) {
-                out.push(format!("n:{ns}\u{0}{js}"));
-            }
-        }
-        _ => {}
+        out.push_str(part);
     }
-    out
 }
 
 /// Why input could not be loaded into the store.
@@ -370,6 +323,10 @@ impl Store {
             .to_string();
         self.captured
             .retain(|c| !(c.trainjob_uid == trainjob_uid && c.pod_uid == pod_uid));
+        self.linker.upsert_captured(
+            Linked::Captured(trainjob_uid.clone(), pod_uid.clone()),
+            &value,
+        );
         self.captured.push(Captured {
             trainjob_uid,
             pod_uid,
@@ -388,111 +345,39 @@ impl Store {
         let name = str_at(&value, &["metadata", "name"]).unwrap_or("");
         let key = ItemKey::new(&kind, if kind == "Node" { "" } else { ns }, name);
         self.remove(&key);
-        let tokens = tokens(&kind, &value);
-        for t in &tokens {
-            self.by_token
-                .entry(t.clone())
-                .or_default()
-                .insert(key.clone());
-        }
-        let node_name = if kind == "Pod" {
-            str_at(&value, &["spec", "nodeName"]).map(str::to_string)
-        } else {
-            None
-        };
-        if let Some(n) = &node_name {
-            self.pods_by_node
-                .entry(n.clone())
-                .or_default()
-                .insert(key.clone());
-        }
+        self.linker.upsert(Linked::Item(key.clone()), &value);
         self.order.push(key.clone());
         self.items.insert(
             key.clone(),
             Item {
                 value,
                 json: OnceLock::new(),
-                tokens,
-                node_name,
             },
         );
         Some(key)
     }
 
     fn remove(&mut self, key: &ItemKey) -> bool {
-        let Some(item) = self.items.remove(key) else {
+        if self.items.remove(key).is_none() {
             return false;
-        };
-        for t in &item.tokens {
-            if let Some(set) = self.by_token.get_mut(t) {
-                set.remove(key);
-                if set.is_empty() {
-                    self.by_token.remove(t);
-                }
-            }
         }
-        if let Some(n) = &item.node_name {
-            if let Some(set) = self.pods_by_node.get_mut(n) {
-                set.remove(key);
-                if set.is_empty() {
-                    self.pods_by_node.remove(n);
-                }
-            }
-        }
+        self.linker.remove(&Linked::Item(key.clone()));
         self.order.retain(|k| k != key);
         true
     }
 
-    /// Every object linked to `start`, `start` included (not Nodes).
-    fn component(&self, start: &ItemKey) -> BTreeSet<ItemKey> {
-        let mut seen = BTreeSet::new();
-        let mut todo = vec![start.clone()];
-        let mut tokens_seen: BTreeSet<&str> = BTreeSet::new();
-        while let Some(k) = todo.pop() {
-            if !seen.insert(k.clone()) {
-                continue;
-            }
-            let Some(item) = self.items.get(&k) else {
-                continue;
-            };
-            for t in &item.tokens {
-                if !tokens_seen.insert(t.as_str()) {
-                    continue;
-                }
-                for other in self.by_token.get(t).into_iter().flatten() {
-                    if !seen.contains(other) {
-                        todo.push(other.clone());
-                    }
-                }
-            }
-        }
-        seen.retain(|k| self.items.contains_key(k));
-        seen
+    /// Drops a captured pod.
+    fn remove_captured(&mut self, trainjob_uid: &str, pod_uid: &str) {
+        self.captured
+            .retain(|c| !(c.trainjob_uid == trainjob_uid && c.pod_uid == pod_uid));
+        self.linker.remove(&Linked::Captured(
+            trainjob_uid.to_string(),
+            pod_uid.to_string(),
+        ));
     }
 
-    /// The objects a touch of `key` (as it is now) reaches.
-    fn touched(&self, key: &ItemKey, out: &mut BTreeSet<ItemKey>) {
-        if key.kind == "Node" {
-            for pod in self.pods_by_node.get(&key.name).into_iter().flatten() {
-                out.extend(self.component(pod));
-            }
-        } else {
-            out.insert(key.clone());
-            out.extend(self.component(key));
-        }
-    }
-
-    fn touched_by_uid(&self, uid: &str, out: &mut BTreeSet<ItemKey>) {
-        for k in self.by_token.get(&format!("u:{uid}")).into_iter().flatten() {
-            out.extend(self.component(k));
-        }
-    }
-
-    /// The sub-snapshot of a component: its objects in input order, the
-    /// Nodes its pods name, and the captured pods of its TrainJobs.
-    fn sub_snapshot(&self, component: &BTreeSet<ItemKey>) -> String {
-        let mut uids: BTreeSet<&str> = BTreeSet::new();
-        let mut nodes: BTreeSet<&str> = BTreeSet::new();
+    /// The sub-snapshot of a view: its items and captured pods in input order.
+    fn sub_snapshot(&self, view: &BTreeSet<Linked>) -> String {
         let mut out = String::with_capacity(4096);
         out.push_str("{\"kind\":\"Snapshot\",");
         if let Some(m) = self.header.mode {
@@ -502,46 +387,40 @@ impl Store {
             out.push_str(&format!("\"nodesReadable\":{n},"));
         }
         out.push_str("\"items\":[");
-        let mut first = true;
-        let mut push = |out: &mut String, json: &str| {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            out.push_str(json);
-        };
-        for k in self.order.iter().filter(|k| component.contains(*k)) {
-            let item = &self.items[k];
-            if k.kind == "TrainJob" {
-                if let Some(u) = str_at(&item.value, &["metadata", "uid"]) {
-                    uids.insert(u);
+        // Borrowed once, so the filters below clone no keys.
+        let mut items_in: BTreeSet<&ItemKey> = BTreeSet::new();
+        let mut captured_in: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for linked in view {
+            match linked {
+                Linked::Item(key) => {
+                    items_in.insert(key);
+                }
+                Linked::Captured(trainjob_uid, pod_uid) => {
+                    captured_in.insert((trainjob_uid, pod_uid));
                 }
             }
-            if let Some(n) = &item.node_name {
-                nodes.insert(n);
-            }
-            push(&mut out, item.json());
         }
-        for n in nodes {
-            if let Some(node) = self.items.get(&ItemKey::new("Node", "", n)) {
-                push(&mut out, node.json());
-            }
-        }
+        let items = self
+            .order
+            .iter()
+            .filter(|k| items_in.contains(k))
+            .filter_map(|k| self.items.get(k))
+            .map(Item::json);
+        push_joined(&mut out, items);
         out.push_str("],\"captured\":[");
-        let mut first = true;
-        for c in self
+        let captured = self
             .captured
             .iter()
-            .filter(|c| uids.contains(c.trainjob_uid.as_str()))
-        {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            out.push_str(c.json());
-        }
+            .filter(|c| captured_in.contains(&(c.trainjob_uid.as_str(), c.pod_uid.as_str())))
+            .map(Captured::json);
+        push_joined(&mut out, captured);
         out.push_str("]}");
         out
+    }
+
+    /// What one row's classification reads.
+    fn view_of_item(&self, key: &ItemKey) -> BTreeSet<Linked> {
+        self.linker.view(&Linked::Item(key.clone()))
     }
 
     fn insert_row(
@@ -576,39 +455,36 @@ impl Store {
         true
     }
 
-    /// Classifies the components holding `keys` again, replacing their rows.
-    fn reclassify(&mut self, affected: BTreeSet<ItemKey>, now: f64) -> Applied {
+    /// Classifies the `affected` objects again, on one sub-snapshot of
+    /// their view, replacing their rows.
+    fn reclassify(&mut self, affected: BTreeSet<Linked>, now: f64) -> Applied {
         let mut applied = Applied::default();
-        let mut old: BTreeSet<ItemKey> = affected
+        let affected_items: BTreeSet<ItemKey> = affected
+            .iter()
+            .filter_map(|k| match k {
+                Linked::Item(key) => Some(key.clone()),
+                Linked::Captured(..) => None,
+            })
+            .collect();
+        let old: BTreeSet<ItemKey> = affected_items
             .iter()
             .filter(|k| self.row_order.contains_key(*k))
             .cloned()
             .collect();
-        let mut todo: BTreeSet<ItemKey> = affected
-            .into_iter()
-            .filter(|k| self.items.contains_key(k))
-            .collect();
+        applied.reclassified = affected_items.iter().cloned().collect();
         let mut fresh: Vec<Attempted> = Vec::new();
-        while let Some(start) = todo.pop_first() {
-            let component = self.component(&start);
-            for k in &component {
-                todo.remove(k);
-                if self.row_order.contains_key(k) {
-                    old.insert(k.clone());
-                }
-            }
-            applied.components += 1;
-            let text = self.sub_snapshot(&component);
+        if !affected_items.is_empty() {
+            let text = self.sub_snapshot(&self.linker.view_of(&affected));
             match classify_wasm::classify_with_attempts(&text, self.header.options()) {
                 Ok(classified) => fresh.extend(
                     classified
                         .into_iter()
-                        .filter(|c| component.contains(&ItemKey::of(&c.observation))),
+                        .filter(|c| affected_items.contains(&ItemKey::of(&c.observation))),
                 ),
                 Err(_) => {
                     // The server's objects are engine input by construction; a
                     // failure leaves the old rows rather than losing them.
-                    continue;
+                    return applied;
                 }
             }
         }
@@ -633,8 +509,7 @@ impl Store {
     /// Applies a `change` event (`upserts`, `deletes`, `captured`,
     /// `capturedDropped`, `nodesReadable`); `now` stamps the changed rows.
     pub fn apply_change(&mut self, change: &Value, now: f64) -> Applied {
-        let mut affected = BTreeSet::new();
-        let mut uids: Vec<String> = Vec::new();
+        let mut affected: BTreeSet<Linked> = BTreeSet::new();
         let upserts = change.get("upserts").and_then(Value::as_array);
         let deletes = change.get("deletes").and_then(Value::as_array);
         // Before: what each changed object reached.
@@ -665,8 +540,27 @@ impl Store {
                 d.get("name").and_then(Value::as_str).unwrap_or(""),
             ));
         }
-        for k in &keys {
-            self.touched(k, &mut affected);
+        let mut linked: Vec<Linked> = keys.iter().cloned().map(Linked::Item).collect();
+        let captured_key = |c: &Value, pod_uid: Option<&str>| {
+            Linked::Captured(
+                c.get("trainJobUID")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                pod_uid.unwrap_or("").to_string(),
+            )
+        };
+        let captured = change.get("captured").and_then(Value::as_array);
+        let dropped = change.get("capturedDropped").and_then(Value::as_array);
+        for c in captured.into_iter().flatten() {
+            let pod_uid = c.get("pod").and_then(|p| str_at(p, &["metadata", "uid"]));
+            linked.push(captured_key(c, pod_uid));
+        }
+        for d in dropped.into_iter().flatten() {
+            linked.push(captured_key(d, d.get("podUID").and_then(Value::as_str)));
+        }
+        for k in &linked {
+            affected.extend(self.linker.affected_by(k));
         }
         // Apply.
         // In the order the stream's contract gives: deletes, then upserts.
@@ -676,28 +570,13 @@ impl Store {
         for u in upserts.into_iter().flatten() {
             self.put(u.clone());
         }
-        for c in change
-            .get("captured")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(u) = c.get("trainJobUID").and_then(Value::as_str) {
-                uids.push(u.to_string());
-            }
+        for c in captured.into_iter().flatten() {
             self.put_captured(c.clone());
         }
-        for d in change
-            .get("capturedDropped")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for d in dropped.into_iter().flatten() {
             let t = d.get("trainJobUID").and_then(Value::as_str).unwrap_or("");
             let p = d.get("podUID").and_then(Value::as_str).unwrap_or("");
-            self.captured
-                .retain(|c| !(c.trainjob_uid == t && c.pod_uid == p));
-            uids.push(t.to_string());
+            self.remove_captured(t, p);
         }
         let mut everything = false;
         if let Some(n) = change.get("nodesReadable").and_then(Value::as_bool) {
@@ -707,14 +586,11 @@ impl Store {
             }
         }
         // After: what each changed object reaches now.
-        for k in &keys {
-            self.touched(k, &mut affected);
-        }
-        for u in &uids {
-            self.touched_by_uid(u, &mut affected);
+        for k in &linked {
+            affected.extend(self.linker.affected_by(k));
         }
         if everything {
-            affected.extend(self.items.keys().filter(|k| k.kind != "Node").cloned());
+            affected.extend(self.items.keys().cloned().map(Linked::Item));
         }
         self.reclassify(affected, now)
     }
@@ -732,11 +608,10 @@ impl Store {
         self.row_order.get(key).and_then(|ok| self.rows.get(ok))
     }
 
-    /// The objects the row's classification read, with the captured pods
-    /// (for the YAML view).
+    /// The objects the row's classification read (its view), with the
+    /// captured pods (for the YAML view).
     pub fn objects_of(&self, key: &ItemKey) -> Vec<Value> {
-        let component = self.component(key);
-        let text = self.sub_snapshot(&component);
+        let text = self.sub_snapshot(&self.view_of_item(key));
         let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&text) else {
             return Vec::new();
         };
@@ -750,12 +625,12 @@ impl Store {
         out
     }
 
-    /// The explanation of one row, from its component alone.
+    /// The explanation of one row, from its view alone.
     pub fn explain(&self, key: &ItemKey) -> Option<Explanation> {
         if !self.items.contains_key(key) {
             return None;
         }
-        let text = self.sub_snapshot(&self.component(key));
+        let text = self.sub_snapshot(&self.view_of_item(key));
         classify_wasm::explain(&text, self.header.options())
             .ok()?
             .into_iter()
@@ -790,9 +665,91 @@ impl Store {
 }
 
 #[cfg(test)]
+#[path = "../../classify-wasm/tests/linking_world/mod.rs"]
+mod linking_world;
+
+#[cfg(test)]
 mod tests {
+    use super::linking_world::{captured_key, item_key, Step, World};
     use super::*;
     use classify_wasm::State;
+
+    type ObservedKey = (String, String, String);
+
+    fn rows_by_object(store: &Store) -> BTreeMap<ObservedKey, (Observation, AttemptsSummary)> {
+        store
+            .rows()
+            .map(|r| {
+                let key = (
+                    r.key.kind.clone(),
+                    r.key.namespace.clone(),
+                    r.key.name.clone(),
+                );
+                (key, (r.observation.clone(), r.attempts.clone()))
+            })
+            .collect()
+    }
+
+    /// The web store's part of the linking property test (see
+    /// classify-wasm/tests/linking.rs): a random snapshot loaded, then
+    /// random `change` events (upserts, deletes, captured pods added and
+    /// dropped) applied; the rows, re-classified only where a change
+    /// reaches, are always those loading the whole snapshot gives.
+    #[test]
+    fn applying_changes_equals_loading_the_whole_snapshot() {
+        let mut rows_seen = 0;
+        let mut reclassified = 0;
+        for seed in 0..24u64 {
+            let mode = if seed % 2 == 0 { "plain" } else { "kueue" };
+            let nodes = seed % 3 != 0;
+            let mut world = World::new(0x000e_b000 + seed, true);
+            for _ in 0..15 {
+                world.step();
+            }
+            let mut store =
+                Store::load(&world.snapshot(mode, nodes).to_string(), Header::default())
+                    .expect("valid");
+            for step_no in 0..45 {
+                let step = world.step();
+                let change = match &step {
+                    Step::Upsert(item) => serde_json::json!({"upserts": [item], "deletes": []}),
+                    Step::Delete(item) => {
+                        let (kind, namespace, name) = item_key(item);
+                        serde_json::json!({"upserts": [], "deletes": [
+                            {"kind": kind, "namespace": namespace, "name": name}]})
+                    }
+                    Step::Capture(entry) => {
+                        serde_json::json!({"upserts": [], "deletes": [], "captured": [entry]})
+                    }
+                    Step::Drop {
+                        trainjob_uid,
+                        pod_uid,
+                    } => serde_json::json!({"upserts": [], "deletes": [],
+                        "capturedDropped": [{"trainJobUID": trainjob_uid, "podUID": pod_uid}]}),
+                };
+                let applied = store.apply_change(&change, step_no as f64);
+                reclassified += applied.reclassified.len();
+                let whole =
+                    Store::load(&world.snapshot(mode, nodes).to_string(), Header::default())
+                        .expect("valid");
+                assert_eq!(
+                    rows_by_object(&store),
+                    rows_by_object(&whole),
+                    "seed {seed} step {step_no}: {step:?}"
+                );
+                assert_eq!(store.captured.len(), world.captured.len());
+                for c in &world.captured {
+                    let (t, p) = captured_key(c);
+                    assert!(store.linker.links(&Linked::Captured(t, p)).is_some());
+                }
+                rows_seen += whole.row_count();
+            }
+        }
+        assert!(
+            rows_seen > 1000 && reclassified > 0,
+            "{rows_seen} {reclassified}"
+        );
+    }
 
     fn case(name: &str) -> Value {
         let path = format!(
@@ -834,14 +791,15 @@ mod tests {
         }
     }
 
-    /// Classifying component by component gives what the whole snapshot gives.
+    /// Classifying every object again on its view gives what the whole
+    /// snapshot gives.
     #[test]
-    fn per_component_classification_matches_the_whole() {
+    fn classification_on_views_matches_the_whole() {
         for c in all_cases() {
             let text = c["snapshot"].to_string();
             let mut store = Store::load(&text, Header::default()).unwrap();
             let before: Vec<Observation> = store.rows().map(|r| r.observation.clone()).collect();
-            let all: BTreeSet<ItemKey> = store.items.keys().cloned().collect();
+            let all: BTreeSet<Linked> = store.items.keys().cloned().map(Linked::Item).collect();
             store.reclassify(all, 1.0);
             let after: Vec<Observation> = store.rows().map(|r| r.observation.clone()).collect();
             assert_eq!(before, after, "case {}", c["name"]);
@@ -874,7 +832,16 @@ mod tests {
         tj["status"] = serde_json::json!({});
         let applied =
             store.apply_change(&serde_json::json!({"upserts": [tj], "deletes": []}), 42.0);
-        assert_eq!(applied.components, 1);
+        // The TrainJob and its pods (orphan candidates), not the other job.
+        assert!(applied.reclassified.contains(&key));
+        assert!(
+            applied
+                .reclassified
+                .iter()
+                .all(|k| k.name.starts_with("gpt-9")),
+            "{:?}",
+            applied.reclassified
+        );
         assert_eq!(applied.changed, vec![key.clone()]);
         let row = store.row(&key).unwrap();
         assert_ne!(row.observation.state, State::Ended);

@@ -124,7 +124,7 @@ const KEPT_LABELS: [&str; 6] = [
     keys::JOBSET_NAME,
     keys::RESTART_ATTEMPT,
     keys::JOB_UID,
-    "kueue.x-k8s.io/queue-name",
+    keys::QUEUE_NAME,
 ];
 
 /// The annotations the engine reads; every other annotation is dropped.

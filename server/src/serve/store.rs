@@ -25,6 +25,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
+use classify_wasm::{Link, Linker, Links};
+
 use super::projection::{ObjectKind, StoredObject};
 
 /// `(namespace, name)` of an object (namespace `""` for a Node).
@@ -125,22 +127,43 @@ pub enum Delta {
     NodesReadable(bool),
 }
 
-/// The indexes that let one job's objects be found without a scan.
+/// The objects of each job, so one job's objects are found without a scan.
 #[derive(Debug, Default)]
 pub(super) struct Index {
     /// Objects (not Workloads or Nodes) by the job their own name and labels
     /// give (section 3.1).
     pub members: HashMap<JobKey, BTreeSet<(ObjectKind, String)>>,
-    /// Pod names by `(namespace, jobset-name label)`.
-    pub pods_by_jobset_name: HashMap<ObjectKey, BTreeSet<String>>,
-    /// Pod names by `(namespace, job-id, submission)`.
-    pub pods_by_labels: HashMap<(String, String, String), BTreeSet<String>>,
-    /// TrainJob names by `(namespace, job-id, submission)`.
-    pub trainjobs_by_labels: HashMap<(String, String, String), BTreeSet<String>>,
-    /// Workloads by their `kueue.x-k8s.io/job-uid` label.
-    pub workloads_by_job_uid: HashMap<String, BTreeSet<ObjectKey>>,
-    /// Pods by `spec.nodeName`.
-    pub pods_by_node: HashMap<String, BTreeSet<ObjectKey>>,
+}
+
+/// How the store names objects and captured pods to the engine's
+/// [`Linker`], which knows what is read together (sections 4 and 11).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Linked {
+    /// A stored object.
+    Object(ObjectKind, ObjectKey),
+    /// A captured pod: `(TrainJob UID, pod UID)`.
+    Captured(String, String),
+}
+
+impl Linked {
+    /// The key of a stored object.
+    pub fn of(object: &StoredObject) -> Linked {
+        Linked::Object(object.kind, (object.namespace.clone(), object.name.clone()))
+    }
+}
+
+/// The engine's links of a stored object, read from its projection (which
+/// keeps every field they read).
+fn links_of(object: &StoredObject) -> Links {
+    Links::of_item(&object.value())
+}
+
+/// The engine's links of a captured pod.
+fn links_of_captured(captured: &CapturedPod) -> Links {
+    Links::of_captured(&serde_json::json!({
+        "trainJobUID": captured.trainjob_uid,
+        "pod": captured.pod.value(),
+    }))
 }
 
 fn add<K: std::hash::Hash + Eq, V: Ord>(map: &mut HashMap<K, BTreeSet<V>>, key: K, value: V) {
@@ -169,18 +192,6 @@ pub fn own_job(object: &StoredObject) -> Option<String> {
         _ => None,
     };
     Some(classify_wasm::job_and_submission(name, object.job_id.as_deref(), submission).0)
-}
-
-/// Whether section 4 reads `pod` for `trainjob`.
-pub fn selects(trainjob: &StoredObject, pod: &StoredObject) -> bool {
-    if trainjob.namespace != pod.namespace {
-        return false;
-    }
-    let by_labels = trainjob.job_id.is_some()
-        && trainjob.submission.is_some()
-        && pod.job_id == trainjob.job_id
-        && pod.submission == trainjob.submission;
-    by_labels || pod.jobset_name.as_deref() == Some(trainjob.name.as_str())
 }
 
 /// The memory bounds of a [`Store`] and of the hub's replay rings.
@@ -307,6 +318,9 @@ pub struct Store {
     /// Live TrainJobs by UID.
     pub(super) trainjobs_by_uid: HashMap<String, ObjectKey>,
     pub(super) index: Index,
+    /// What is read together: every stored object (not Namespaces) and
+    /// every captured pod.
+    pub(super) linker: Linker<Linked>,
     nodes_readable: bool,
     watch_restarts: u64,
     /// Jobs whose observations may have changed since the last `take_dirty`.
@@ -338,6 +352,7 @@ impl Store {
             pod_owner: HashMap::new(),
             trainjobs_by_uid: HashMap::new(),
             index: Index::default(),
+            linker: Linker::new(),
             nodes_readable: true,
             watch_restarts: 0,
             dirty: BTreeSet::new(),
@@ -679,56 +694,76 @@ impl Store {
         self.pod_owner.get(pod_uid).map(String::as_str)
     }
 
-    /// The live TrainJobs in the pod's namespace that section 4 reads it for.
+    /// The stored object a link key names (`None` for a captured pod).
+    fn linked(&self, key: &Linked) -> Option<&Arc<StoredObject>> {
+        match key {
+            Linked::Object(kind, (namespace, name)) => self.get(*kind, namespace, name),
+            Linked::Captured(..) => None,
+        }
+    }
+
+    /// The captured pod a link key names.
+    pub fn linked_captured(&self, key: &Linked) -> Option<&Arc<CapturedPod>> {
+        match key {
+            Linked::Captured(trainjob_uid, pod_uid) => self
+                .captured_for(trainjob_uid)
+                .find(|c| &c.pod.uid == pod_uid),
+            Linked::Object(..) => None,
+        }
+    }
+
+    /// The live TrainJobs section 4 reads `pod` for (the engine's
+    /// [`Linker`]), the one its JobSet is named after first, then by name.
+    /// The pod need not be stored any more.
     pub fn trainjobs_selecting(&self, pod: &StoredObject) -> Vec<Arc<StoredObject>> {
-        let mut found: Vec<Arc<StoredObject>> = Vec::new();
-        if let Some(name) = &pod.jobset_name {
-            if let Some(tj) = self.get(ObjectKind::TrainJob, &pod.namespace, name) {
-                found.push(tj.clone());
+        // The indexed links when the pod is stored as it is; else read
+        // its own (a deleted pod's last state, say).
+        let stored = self
+            .get(pod.kind, &pod.namespace, &pod.name)
+            .filter(|stored| ***stored == *pod);
+        let parsed;
+        let links = match stored.and_then(|_| self.linker.links(&Linked::of(pod))) {
+            Some(links) => links,
+            None => {
+                parsed = links_of(pod);
+                &parsed
             }
-        }
-        if let (Some(job_id), Some(sub)) = (&pod.job_id, &pod.submission) {
-            let key = (pod.namespace.clone(), job_id.clone(), sub.clone());
-            for name in self
-                .index
-                .trainjobs_by_labels
-                .get(&key)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(tj) = self.get(ObjectKind::TrainJob, &pod.namespace, name) {
-                    if !found.iter().any(|f| f.name == tj.name) {
-                        found.push(tj.clone());
-                    }
-                }
-            }
-        }
+        };
+        let mut found: Vec<Arc<StoredObject>> = self
+            .linker
+            .trainjobs_seeked_by(links)
+            .iter()
+            .filter_map(|key| self.linked(key).cloned())
+            .collect();
+        // A stable sort: the JobSet's own TrainJob owns the pod first.
+        found.sort_by_key(|tj| pod.jobset_name.as_deref() != Some(tj.name.as_str()));
         found
     }
 
-    /// The live pods section 4 reads for `trainjob`.
+    /// The live TrainJobs of `object`'s namespace that read it (section 4,
+    /// the engine's [`Linker`]): for a pod [`Store::trainjobs_selecting`],
+    /// for a JobSet the TrainJob of its name, for a Workload the TrainJob
+    /// of its job-uid. For the Inspect route.
+    pub fn trainjobs_reading(&self, object: &StoredObject) -> Vec<Arc<StoredObject>> {
+        if object.kind == ObjectKind::Pod {
+            return self.trainjobs_selecting(object);
+        }
+        self.linker
+            .trainjobs_reading(&Linked::of(object))
+            .iter()
+            .filter_map(|key| self.linked(key))
+            .filter(|tj| tj.namespace == object.namespace)
+            .cloned()
+            .collect()
+    }
+
+    /// The live pods section 4 reads for `trainjob` (the engine's [`Linker`]).
     pub fn pods_selected_by(&self, trainjob: &StoredObject) -> Vec<Arc<StoredObject>> {
-        let ns = &trainjob.namespace;
-        let mut names: BTreeSet<&String> = BTreeSet::new();
-        if let Some(set) = self
-            .index
-            .pods_by_jobset_name
-            .get(&(ns.clone(), trainjob.name.clone()))
-        {
-            names.extend(set);
-        }
-        if let (Some(job_id), Some(sub)) = (&trainjob.job_id, &trainjob.submission) {
-            if let Some(set) =
-                self.index
-                    .pods_by_labels
-                    .get(&(ns.clone(), job_id.clone(), sub.clone()))
-            {
-                names.extend(set);
-            }
-        }
-        names
-            .into_iter()
-            .filter_map(|name| self.get(ObjectKind::Pod, ns, name).cloned())
+        self.linker
+            .read_by(&Linked::of(trainjob))
+            .iter()
+            .filter(|key| matches!(key, Linked::Object(ObjectKind::Pod, _)))
+            .filter_map(|key| self.linked(key).cloned())
             .collect()
     }
 
@@ -764,13 +799,16 @@ impl Store {
                 }
             }
             ObjectKind::JobSet => {
+                // The pods named after the JobSet (section 4's jobset-name).
+                let named = Link::Name {
+                    namespace: object.namespace.clone(),
+                    name: object.name.clone(),
+                };
                 let pods: Vec<Arc<StoredObject>> = self
-                    .index
-                    .pods_by_jobset_name
-                    .get(&(object.namespace.clone(), object.name.clone()))
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|n| self.get(ObjectKind::Pod, &object.namespace, n).cloned())
+                    .linker
+                    .seeking(&named)
+                    .filter(|key| matches!(key, Linked::Object(ObjectKind::Pod, _)))
+                    .filter_map(|key| self.linked(key).cloned())
                     .collect();
                 for pod in pods {
                     self.remember_pod_owner(&pod);
@@ -851,6 +889,10 @@ impl Store {
             self.captured_bytes -= queue.bytes;
             for (seq, captured, _) in queue.entries {
                 self.capture_order.remove(&seq);
+                self.linker.remove(&Linked::Captured(
+                    captured.trainjob_uid.clone(),
+                    captured.pod.uid.clone(),
+                ));
                 deltas.push(Delta::CapturedDropped {
                     namespace: captured.namespace.clone(),
                     trainjob_uid: captured.trainjob_uid.clone(),
@@ -930,6 +972,10 @@ impl Store {
             self.next_capture += 1;
             let queue = self.captured.entry(trainjob_uid.clone()).or_default();
             queue.entries.push_back((seq, captured.clone(), bytes));
+            self.linker.upsert_links(
+                Linked::Captured(trainjob_uid.clone(), pod.uid.clone()),
+                links_of_captured(&captured),
+            );
             queue.bytes += bytes;
             self.captured_bytes += bytes;
             self.capture_order.insert(seq, trainjob_uid.clone());
@@ -983,6 +1029,10 @@ impl Store {
             return false;
         };
         if let Some((seq, _, bytes)) = queue.entries.remove(at) {
+            self.linker.remove(&Linked::Captured(
+                trainjob_uid.to_string(),
+                pod_uid.to_string(),
+            ));
             queue.bytes -= bytes;
             self.captured_bytes -= bytes;
             self.capture_order.remove(&seq);
@@ -998,6 +1048,10 @@ impl Store {
             return;
         };
         if let Some((seq, dropped, bytes)) = queue.entries.pop_front() {
+            self.linker.remove(&Linked::Captured(
+                dropped.trainjob_uid.clone(),
+                dropped.pod.uid.clone(),
+            ));
             queue.bytes -= bytes;
             self.captured_bytes -= bytes;
             self.capture_order.remove(&seq);
@@ -1026,182 +1080,46 @@ impl Store {
         self.dirty.extend(jobs);
     }
 
-    /// The jobs whose observations `object` can change: its own, and the
-    /// jobs of the objects that read it or that it reads.
-    pub fn jobs_touched_by(&self, object: &StoredObject) -> BTreeSet<JobKey> {
+    /// The jobs whose observations `object` (as indexed now) can change:
+    /// its own, and the jobs of the observed objects the engine's
+    /// [`Linker`] says it affects.
+    fn jobs_touched_by(&self, object: &StoredObject) -> BTreeSet<JobKey> {
         let mut jobs = BTreeSet::new();
-        let ns = &object.namespace;
         if let Some(job) = own_job(object) {
-            jobs.insert((ns.clone(), job));
+            jobs.insert((object.namespace.clone(), job));
         }
-        match object.kind {
-            ObjectKind::Pod => {
-                for tj in self.trainjobs_selecting(object) {
-                    if let Some(job) = own_job(&tj) {
-                        jobs.insert((ns.clone(), job));
-                    }
+        for key in self.linker.affected_by(&Linked::of(object)) {
+            if let Some(affected) = self.linked(&key) {
+                if let Some(job) = own_job(affected) {
+                    jobs.insert((affected.namespace.clone(), job));
                 }
             }
-            ObjectKind::TrainJob => {
-                for pod in self.pods_selected_by(object) {
-                    if let Some(job) = own_job(&pod) {
-                        jobs.insert((ns.clone(), job));
-                    }
-                }
-            }
-            ObjectKind::JobSet => {
-                if let Some(tj) = self.get(ObjectKind::TrainJob, ns, &object.name) {
-                    if let Some(job) = own_job(tj) {
-                        jobs.insert((ns.clone(), job));
-                    }
-                }
-            }
-            ObjectKind::Workload => {
-                if let Some((tj_ns, tj_name)) = object
-                    .job_uid
-                    .as_ref()
-                    .and_then(|uid| self.trainjobs_by_uid.get(uid))
-                {
-                    if let Some(tj) = self.get(ObjectKind::TrainJob, tj_ns, tj_name) {
-                        if let Some(job) = own_job(tj) {
-                            jobs.insert((tj_ns.clone(), job));
-                        }
-                    }
-                }
-            }
-            ObjectKind::Node => {
-                for (pod_ns, pod_name) in self
-                    .index
-                    .pods_by_node
-                    .get(&object.name)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(pod) = self.get(ObjectKind::Pod, pod_ns, pod_name) {
-                        if let Some(job) = own_job(pod) {
-                            jobs.insert((pod_ns.clone(), job));
-                        }
-                        for tj in self.trainjobs_selecting(pod) {
-                            if let Some(job) = own_job(&tj) {
-                                jobs.insert((pod_ns.clone(), job));
-                            }
-                        }
-                    }
-                }
-            }
-            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
         }
         jobs
     }
 
     fn index(&mut self, o: &StoredObject) {
-        let ns = o.namespace.clone();
         if let Some(job) = own_job(o) {
             add(
                 &mut self.index.members,
-                (ns.clone(), job),
+                (o.namespace.clone(), job),
                 (o.kind, o.name.clone()),
             );
         }
-        match o.kind {
-            ObjectKind::Pod => {
-                if let Some(js) = &o.jobset_name {
-                    add(
-                        &mut self.index.pods_by_jobset_name,
-                        (ns.clone(), js.clone()),
-                        o.name.clone(),
-                    );
-                }
-                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
-                    add(
-                        &mut self.index.pods_by_labels,
-                        (ns.clone(), j.clone(), s.clone()),
-                        o.name.clone(),
-                    );
-                }
-                if let Some(node) = &o.node_name {
-                    add(
-                        &mut self.index.pods_by_node,
-                        node.clone(),
-                        (ns, o.name.clone()),
-                    );
-                }
-            }
-            ObjectKind::TrainJob => {
-                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
-                    add(
-                        &mut self.index.trainjobs_by_labels,
-                        (ns, j.clone(), s.clone()),
-                        o.name.clone(),
-                    );
-                }
-            }
-            ObjectKind::Workload => {
-                if let Some(uid) = &o.job_uid {
-                    add(
-                        &mut self.index.workloads_by_job_uid,
-                        uid.clone(),
-                        (ns, o.name.clone()),
-                    );
-                }
-            }
-            _ => {}
+        if o.kind != ObjectKind::Namespace {
+            self.linker.upsert_links(Linked::of(o), links_of(o));
         }
     }
 
     fn unindex(&mut self, o: &StoredObject) {
-        let ns = o.namespace.clone();
         if let Some(job) = own_job(o) {
             remove(
                 &mut self.index.members,
-                (ns.clone(), job),
+                (o.namespace.clone(), job),
                 &(o.kind, o.name.clone()),
             );
         }
-        match o.kind {
-            ObjectKind::Pod => {
-                if let Some(js) = &o.jobset_name {
-                    remove(
-                        &mut self.index.pods_by_jobset_name,
-                        (ns.clone(), js.clone()),
-                        &o.name,
-                    );
-                }
-                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
-                    remove(
-                        &mut self.index.pods_by_labels,
-                        (ns.clone(), j.clone(), s.clone()),
-                        &o.name,
-                    );
-                }
-                if let Some(node) = &o.node_name {
-                    remove(
-                        &mut self.index.pods_by_node,
-                        node.clone(),
-                        &(ns, o.name.clone()),
-                    );
-                }
-            }
-            ObjectKind::TrainJob => {
-                if let (Some(j), Some(s)) = (&o.job_id, &o.submission) {
-                    remove(
-                        &mut self.index.trainjobs_by_labels,
-                        (ns, j.clone(), s.clone()),
-                        &o.name,
-                    );
-                }
-            }
-            ObjectKind::Workload => {
-                if let Some(uid) = &o.job_uid {
-                    remove(
-                        &mut self.index.workloads_by_job_uid,
-                        uid.clone(),
-                        &(ns, o.name.clone()),
-                    );
-                }
-            }
-            _ => {}
-        }
+        self.linker.remove(&Linked::of(o));
     }
 
     /// Bytes held by stored pods, and how many there are.

@@ -3,7 +3,7 @@
 use super::*;
 use crate::serve::projection::project;
 use crate::serve::view::{self, SnapshotHeader};
-use classify_wasm::{Mode, Provenance, State};
+use classify_wasm::{Mode, Observation, Provenance, State};
 use serde_json::{json, Value};
 
 fn event(kind: ObjectKind, body: EventBody) -> WatchEvent {
@@ -533,4 +533,179 @@ fn touching_a_pod_marks_its_job_dirty() {
     ));
     assert!(deltas.is_empty());
     assert!(store.take_dirty().is_empty());
+}
+
+#[path = "../../../classify-wasm/tests/linking_world/mod.rs"]
+mod linking_world;
+
+type ObservedKey = (String, String, String);
+
+fn by_object(
+    observations: impl IntoIterator<Item = Observation>,
+) -> BTreeMap<ObservedKey, Observation> {
+    observations
+        .into_iter()
+        .map(|o| {
+            let key = (
+                o.object.kind.clone(),
+                o.object.namespace.clone(),
+                o.object.name.clone(),
+            );
+            (key, o)
+        })
+        .collect()
+}
+
+/// What classifying a namespace whole gives, as the server judges it: its
+/// snapshot, less the objects known to belong to a gone TrainJob, which are
+/// classified apart (so they stay orphans).
+fn whole_namespace(store: &Store, header: SnapshotHeader, namespace: &str) -> Vec<Observation> {
+    let items: Vec<Arc<StoredObject>> = ObjectKind::ALL
+        .into_iter()
+        .flat_map(|kind| store.in_namespace(kind, namespace))
+        .cloned()
+        .collect();
+    let (gone, live): (Vec<_>, Vec<_>) = items
+        .into_iter()
+        .partition(|o| store.belongs_to_gone_trainjob(o));
+    let options = classify_wasm::Options {
+        mode: Some(header.mode),
+        nodes_readable: Some(header.nodes_readable),
+    };
+    let current = view::write_snapshot(header, &live, store.captured_in(namespace));
+    let apart = view::write_snapshot(header, &gone, std::iter::empty());
+    let mut out = classify_wasm::classify(&current, options).expect("valid");
+    out.extend(classify_wasm::classify(&apart, options).expect("valid"));
+    out.retain(|o| o.object.namespace == namespace);
+    out
+}
+
+/// The store's part of the linking property test (see
+/// classify-wasm/tests/linking.rs): random objects upserted and deleted
+/// one event at a time; re-classifying only the dirty jobs, each from its
+/// sub-snapshots, keeps what classifying each namespace whole gives, with
+/// captured pods and the memory of gone TrainJobs in play.
+#[test]
+fn classifying_the_dirty_jobs_equals_classifying_the_namespaces_whole() {
+    let mut observed = 0;
+    let mut gone_seen = 0;
+    let mut captured_seen = 0;
+    for seed in 0..24u64 {
+        let header = SnapshotHeader {
+            mode: if seed % 2 == 0 {
+                Mode::Plain
+            } else {
+                Mode::Kueue
+            },
+            nodes_readable: seed % 3 != 0,
+        };
+        let mut world = linking_world::World::new(0x5eed_0000 + seed, false);
+        let mut store = Store::new(StoreLimits::default());
+        let mut cache: BTreeMap<JobKey, Vec<Observation>> = BTreeMap::new();
+        for step_no in 0..60 {
+            let step = world.step();
+            let (item, deleted) = match &step {
+                linking_world::Step::Upsert(item) => (item, false),
+                linking_world::Step::Delete(item) => (item, true),
+                other => panic!("the store captures its own pods: {other:?}"),
+            };
+            let kind = ObjectKind::parse(item["kind"].as_str().unwrap_or("")).expect("a kind");
+            // A pod the projection does not keep is never stored.
+            let Some(stored) = project(kind, item) else {
+                continue;
+            };
+            let body = if deleted {
+                EventBody::Deleted(stored)
+            } else {
+                EventBody::Upserted(stored)
+            };
+            store.apply(WatchEvent {
+                kind,
+                scope: None,
+                body,
+                received: Instant::now(),
+            });
+            for (namespace, job) in store.take_dirty() {
+                let observations =
+                    view::classify_job(&store, header, &namespace, &job).expect("valid");
+                if observations.is_empty() {
+                    cache.remove(&(namespace, job));
+                } else {
+                    cache.insert((namespace, job), observations);
+                }
+            }
+            let incremental = by_object(cache.values().flatten().cloned());
+            let whole = by_object(
+                ["team-a", "team-b"]
+                    .into_iter()
+                    .flat_map(|ns| whole_namespace(&store, header, ns)),
+            );
+            assert_eq!(incremental, whole, "seed {seed} step {step_no}: {step:?}");
+            observed += whole.len();
+            captured_seen += store.captured_count();
+            gone_seen += ObjectKind::ALL
+                .into_iter()
+                .flat_map(|k| ["team-a", "team-b"].map(|ns| (k, ns)))
+                .flat_map(|(k, ns)| store.in_namespace(k, ns))
+                .filter(|o| store.belongs_to_gone_trainjob(o))
+                .count();
+        }
+    }
+    // Not vacuous: many observations, captured pods and gone TrainJobs' objects.
+    assert!(observed > 1000, "{observed}");
+    assert!(
+        captured_seen > 0 && gone_seen > 0,
+        "{captured_seen} {gone_seen}"
+    );
+}
+
+#[test]
+fn the_trainjobs_reading_an_object_are_the_linkers() {
+    let mut store = Store::new(StoreLimits::default());
+    let jobset = |name: &str, owner: &str| {
+        project(
+            ObjectKind::JobSet,
+            &json!({"metadata": {"name": name, "namespace": "team-a", "uid": format!("js-{name}"),
+                "ownerReferences": [{"kind": "TrainJob", "name": "t", "uid": owner}]}}),
+        )
+        .expect("stored")
+    };
+    let workload = project(
+        ObjectKind::Workload,
+        &json!({"metadata": {"name": "w", "namespace": "team-a", "uid": "w1",
+            "labels": {"kueue.x-k8s.io/job-uid": "u1"}}}),
+    )
+    .expect("stored");
+    let objects = vec![
+        trainjob("llm-7-s1", "u1", false),
+        jobset("llm-7-s1", "u1"),
+        jobset("other-s1", "u1"),
+        workload.clone(),
+        pod("llm-7-s1", "p0", "pu0", 0),
+    ];
+    for object in objects {
+        store.apply(WatchEvent {
+            kind: object.kind,
+            scope: None,
+            body: EventBody::Upserted(object),
+            received: Instant::now(),
+        });
+    }
+    let names = |found: Vec<Arc<StoredObject>>| -> Vec<String> {
+        found.iter().map(|tj| tj.name.clone()).collect()
+    };
+    let get = |kind, name| store.get(kind, "team-a", name).expect("stored").clone();
+    assert_eq!(
+        names(store.trainjobs_reading(&get(ObjectKind::JobSet, "llm-7-s1"))),
+        ["llm-7-s1"]
+    );
+    // Owned, but of another name: not read for the TrainJob.
+    assert!(store
+        .trainjobs_reading(&get(ObjectKind::JobSet, "other-s1"))
+        .is_empty());
+    assert_eq!(names(store.trainjobs_reading(&workload)), ["llm-7-s1"]);
+    assert_eq!(
+        names(store.trainjobs_reading(&get(ObjectKind::Pod, "p0"))),
+        ["llm-7-s1"]
+    );
 }

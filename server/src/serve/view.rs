@@ -3,21 +3,23 @@
 //! classifies when something of that job changes.
 //!
 //! One job is classified from two snapshots. The first holds the job's live
-//! TrainJobs and everything section 4 reads for them, less the objects the
-//! server knows to belong to a TrainJob that is gone. The second holds only
+//! objects and what they are read with, as the engine's linker
+//! ([`classify_wasm::Linker`]) gives it: the server has no section-4 code
+//! of its own. Less the objects the server knows to belong to a TrainJob
+//! that is gone. The second holds only
 //! those objects, with no TrainJob, so the engine itself reports each as an
 //! orphan (section 11's last paragraph: an orphan stays an orphan even when
 //! a TrainJob of its name appears again). Only observations of the job are
 //! kept from either.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use classify_wasm::{Explanation, InputError, Mode, Observation, Options};
 
 use super::projection::{ObjectKind, StoredObject};
-use super::store::{CapturedPod, Store};
+use super::store::{CapturedPod, Linked, Store};
 
 /// How snapshots are labelled: the mode and whether Nodes can be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,14 +93,22 @@ pub fn namespace_snapshot(store: &Store, header: SnapshotHeader, namespace: &str
 /// The two snapshots one job is classified from (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobSnapshots {
-    /// The job's live TrainJobs and what section 4 reads for them.
+    /// The job's namespace: only its observations are kept.
+    pub namespace: String,
+    /// The job's live objects and what the engine's linker says they are
+    /// read with.
     pub current: String,
     /// Objects of the job that belong to a TrainJob that is gone; `None`
     /// when there are none.
     pub gone: Option<String>,
 }
 
-/// Builds the sub-snapshots of the job `job` in `namespace`.
+/// Builds the sub-snapshots of the job `job` in `namespace`: for `current`,
+/// the view ([`classify_wasm::Linker::view_of`]) of the job's objects that
+/// belong to no gone TrainJob, within the namespace (and its Nodes), less
+/// the objects that belong to a gone one. Classified, it gives the job's
+/// observations the namespace snapshot gives ([`namespace_snapshot`], with
+/// those objects classified apart), which the store's property test checks.
 pub fn job_snapshots(
     store: &Store,
     header: SnapshotHeader,
@@ -117,73 +127,47 @@ pub fn job_snapshots(
     let (gone, live): (Vec<_>, Vec<_>) = member_objects
         .into_iter()
         .partition(|o| store.belongs_to_gone_trainjob(o));
+    let live_keys: Vec<Linked> = live.iter().map(|o| Linked::of(o)).collect();
+    let view = store.linker.view_of(&live_keys);
 
-    // The TrainJobs of the job, and those of other jobs reading its pods.
-    let mut trainjobs: Vec<Arc<StoredObject>> = live
-        .iter()
-        .filter(|o| o.kind == ObjectKind::TrainJob)
-        .cloned()
-        .collect();
-    for pod in live.iter().filter(|o| o.kind == ObjectKind::Pod) {
-        for tj in store.trainjobs_selecting(pod) {
-            if !trainjobs.iter().any(|t| t.name == tj.name) {
-                trainjobs.push(tj);
-            }
-        }
-    }
-
-    let mut seen: BTreeSet<(ObjectKind, String)> = BTreeSet::new();
+    // In kind order, then namespace and name, as a namespace snapshot lists them.
     let mut items: Vec<Arc<StoredObject>> = Vec::new();
-    let mut push = |o: &Arc<StoredObject>, items: &mut Vec<Arc<StoredObject>>| {
-        if seen.insert((o.kind, o.name.clone())) {
-            items.push(o.clone());
-        }
-    };
-    for tj in &trainjobs {
-        push(tj, &mut items);
-    }
-    for o in &live {
-        push(o, &mut items);
-    }
-    let mut captured: Vec<Arc<CapturedPod>> = Vec::new();
-    for tj in &trainjobs {
-        if let Some(jobset) = store.get(ObjectKind::JobSet, namespace, &tj.name) {
-            if !store.belongs_to_gone_trainjob(jobset) {
-                push(jobset, &mut items);
-            }
-        }
-        for pod in store.pods_selected_by(tj) {
-            if !store.belongs_to_gone_trainjob(&pod) {
-                push(&pod, &mut items);
-            }
-        }
-        if header.mode == Mode::Kueue && !tj.uid.is_empty() {
-            for (ns, name) in store
-                .index
-                .workloads_by_job_uid
-                .get(&tj.uid)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(workload) = store.get(ObjectKind::Workload, ns, name) {
-                    push(workload, &mut items);
+    // Captured pods by TrainJob UID, each TrainJob's oldest first.
+    let mut captured_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for key in &view {
+        match key {
+            // The namespace's snapshot is what a job is judged by (a
+            // browser classifies it whole): a TrainJob of another
+            // namespace owning one of its JobSets is not in it.
+            Linked::Object(kind, (ns, _)) if kind.namespaced() && ns != namespace => {}
+            Linked::Object(kind, (ns, name)) => {
+                if let Some(object) = store.get(*kind, ns, name) {
+                    if !store.belongs_to_gone_trainjob(object) {
+                        items.push(object.clone());
+                    }
                 }
             }
-        }
-        captured.extend(store.captured_for(&tj.uid).cloned());
-    }
-    if header.nodes_readable {
-        let node_names: BTreeSet<String> =
-            items.iter().filter_map(|o| o.node_name.clone()).collect();
-        for node in node_names {
-            if let Some(node) = store.get(ObjectKind::Node, "", &node) {
-                push(node, &mut items);
+            Linked::Captured(trainjob_uid, pod_uid) => {
+                captured_of.entry(trainjob_uid).or_default().insert(pod_uid);
             }
         }
     }
+    let captured: Vec<Arc<CapturedPod>> = captured_of
+        .into_iter()
+        .flat_map(|(trainjob_uid, pods)| {
+            store
+                .captured_for(trainjob_uid)
+                .filter(move |c| c.namespace == namespace && pods.contains(c.pod.uid.as_str()))
+        })
+        .cloned()
+        .collect();
     let current = write_snapshot(header, &items, &captured);
     let gone = (!gone.is_empty()).then(|| write_snapshot(header, &gone, std::iter::empty()));
-    JobSnapshots { current, gone }
+    JobSnapshots {
+        namespace: namespace.to_string(),
+        current,
+        gone,
+    }
 }
 
 /// The order of section 3: namespace, job, TrainJobs before orphans, kind, name.
@@ -218,7 +202,7 @@ pub fn classify_snapshots(
     if let Some(gone) = &snapshots.gone {
         observations.extend(classify_wasm::classify(gone, header.options())?);
     }
-    observations.retain(|o| o.job == job);
+    observations.retain(|o| o.job == job && o.object.namespace == snapshots.namespace);
     observations.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     Ok(observations)
 }
@@ -233,6 +217,8 @@ pub fn explain_snapshots(
     if let Some(gone) = &snapshots.gone {
         explanations.extend(classify_wasm::explain(gone, header.options())?);
     }
-    explanations.retain(|e| e.observation.job == job);
+    explanations.retain(|e| {
+        e.observation.job == job && e.observation.object.namespace == snapshots.namespace
+    });
     Ok(explanations)
 }

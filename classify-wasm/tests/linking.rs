@@ -1,0 +1,290 @@
+//! Seeded property test of the linking API (`classify_wasm::link`): for
+//! random snapshots changed by random sequences of upserts and deletes
+//! (items and captured pods), classifying only the objects a change
+//! affects, each batch on the sub-snapshot of its view, keeps exactly the
+//! observations classifying the whole snapshot gives.
+//!
+//! The seed is fixed so that a failure reproduces; set `PROPTEST_CASES` to
+//! run more cases locally.
+
+#![cfg(not(target_arch = "wasm32"))]
+
+mod linking_world;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use classify_wasm::{Linker, Observation, Options, Role};
+use linking_world::{captured_key, item_key, Step, World};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{json, Value};
+
+const SEED: [u8; 32] = *b"dispatch-dash linking seed, 2026";
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Item(String, String, String),
+    Captured(String, String),
+}
+
+fn key_of(item: &Value) -> Key {
+    let (kind, namespace, name) = item_key(item);
+    Key::Item(kind, namespace, name)
+}
+
+fn observed_key(o: &Observation) -> Key {
+    Key::Item(
+        o.object.kind.clone(),
+        o.object.namespace.clone(),
+        o.object.name.clone(),
+    )
+}
+
+fn classify(doc: &Value) -> Vec<Observation> {
+    classify_wasm::classify(&doc.to_string(), Options::default()).expect("the world is valid input")
+}
+
+/// What the consumer keeps: the observations by object, as computed
+/// incrementally.
+struct Incremental {
+    linker: Linker<Key>,
+    observations: BTreeMap<Key, Observation>,
+    /// Sub-snapshots classified and objects classified again, to show the
+    /// test is not vacuous.
+    batches: usize,
+    reclassified: usize,
+}
+
+impl Incremental {
+    fn affected(&self, keys: &[Key], out: &mut BTreeSet<Key>) {
+        for key in keys {
+            out.extend(self.linker.affected_by(key));
+        }
+    }
+
+    fn reclassify(&mut self, world: &World, affected: &BTreeSet<Key>, mode: &str, nodes: bool) {
+        for key in affected {
+            self.observations.remove(key);
+        }
+        if affected.is_empty() {
+            return;
+        }
+        let view = self.linker.view_of(affected);
+        let items: Vec<&Value> = world
+            .items
+            .iter()
+            .filter(|i| view.contains(&key_of(i)))
+            .collect();
+        let captured: Vec<&Value> = world
+            .captured
+            .iter()
+            .filter(|c| {
+                let (t, p) = captured_key(c);
+                view.contains(&Key::Captured(t, p))
+            })
+            .collect();
+        let doc = json!({"kind": "Snapshot", "mode": mode, "nodesReadable": nodes,
+            "items": items, "captured": captured});
+        self.batches += 1;
+        self.reclassified += affected.len();
+        for o in classify(&doc) {
+            let key = observed_key(&o);
+            if affected.contains(&key) {
+                self.observations.insert(key, o);
+            }
+        }
+    }
+}
+
+fn check_world(seed: u64, mode: &str, nodes: bool, steps: usize) -> Result<usize, TestCaseError> {
+    let mut world = World::new(seed, true);
+    let mut inc = Incremental {
+        linker: Linker::new(),
+        observations: BTreeMap::new(),
+        batches: 0,
+        reclassified: 0,
+    };
+    let mut observed_total = 0;
+    for step_no in 0..steps {
+        let step = world.step();
+        let keys: Vec<Key> = match &step {
+            Step::Upsert(item) | Step::Delete(item) => vec![key_of(item)],
+            Step::Capture(entry) => {
+                let (t, p) = captured_key(entry);
+                vec![Key::Captured(t, p)]
+            }
+            Step::Drop {
+                trainjob_uid,
+                pod_uid,
+            } => vec![Key::Captured(trainjob_uid.clone(), pod_uid.clone())],
+        };
+        let mut affected = BTreeSet::new();
+        inc.affected(&keys, &mut affected);
+        match &step {
+            Step::Upsert(item) => inc.linker.upsert(key_of(item), item),
+            Step::Delete(item) => {
+                prop_assert!(inc.linker.remove(&key_of(item)));
+            }
+            Step::Capture(entry) => {
+                let (t, p) = captured_key(entry);
+                inc.linker.upsert_captured(Key::Captured(t, p), entry);
+            }
+            Step::Drop {
+                trainjob_uid,
+                pod_uid,
+            } => {
+                inc.linker
+                    .remove(&Key::Captured(trainjob_uid.clone(), pod_uid.clone()));
+            }
+        }
+        inc.affected(&keys, &mut affected);
+        inc.reclassify(&world, &affected, mode, nodes);
+
+        let whole: BTreeMap<Key, Observation> = classify(&world.snapshot(mode, nodes))
+            .into_iter()
+            .map(|o| (observed_key(&o), o))
+            .collect();
+        prop_assert_eq!(
+            &inc.observations,
+            &whole,
+            "seed {} step {} ({:?})",
+            seed,
+            step_no,
+            step
+        );
+        // Every observed object is one the linker says can be observed.
+        for key in whole.keys() {
+            let role = inc.linker.links(key).map(|l| l.role);
+            prop_assert!(
+                matches!(role, Some(Role::TrainJob | Role::OrphanCandidate)),
+                "{:?} observed with role {:?}",
+                key,
+                role
+            );
+        }
+        observed_total += whole.len();
+    }
+    prop_assert!(inc.batches > 0);
+    Ok(observed_total)
+}
+
+#[test]
+fn classifying_what_a_change_affects_equals_classifying_the_whole() {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(48);
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &SEED),
+    );
+    let observed = std::cell::Cell::new(0usize);
+    runner
+        .run(
+            &(
+                any::<u64>(),
+                prop::sample::select(&["plain", "kueue"][..]),
+                any::<bool>(),
+            ),
+            |(seed, mode, nodes)| {
+                observed.set(observed.get() + check_world(seed, mode, nodes, 60)?);
+                Ok(())
+            },
+        )
+        .unwrap();
+    // The worlds are not trivially empty.
+    assert!(
+        observed.get() > 1000,
+        "only {} observations",
+        observed.get()
+    );
+}
+
+/// A TrainJob reads exactly its pods, JobSet, Workload and captured pods,
+/// and a pod of another namespace or other labels is read for nothing.
+#[test]
+fn read_by_and_trainjobs_for_follow_section_4() {
+    let tj = json!({"kind": "TrainJob", "metadata": {"namespace": "a", "name": "llm-7-s1",
+        "uid": "u1", "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7",
+        "dispatch.phpboyscout.uk/submission": "s1"}}});
+    let by_labels = json!({"kind": "Pod", "metadata": {"namespace": "a", "name": "p1",
+        "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7",
+        "dispatch.phpboyscout.uk/submission": "s1"}}, "spec": {"nodeName": "n1"}});
+    let by_jobset = json!({"kind": "Pod", "metadata": {"namespace": "a", "name": "p2",
+        "labels": {"jobset.sigs.k8s.io/jobset-name": "llm-7-s1"}}});
+    let elsewhere = json!({"kind": "Pod", "metadata": {"namespace": "b", "name": "p1",
+        "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7",
+        "dispatch.phpboyscout.uk/submission": "s1"}}});
+    let only_job_id = json!({"kind": "Pod", "metadata": {"namespace": "a", "name": "p3",
+        "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7"}}});
+    let workload = json!({"kind": "Workload", "metadata": {"namespace": "a", "name": "w",
+        "labels": {"kueue.x-k8s.io/job-uid": "u1"}}});
+    let jobset = json!({"kind": "JobSet", "metadata": {"namespace": "a", "name": "llm-7-s1"}});
+    let owned = json!({"kind": "JobSet", "metadata": {"namespace": "a", "name": "other",
+        "ownerReferences": [{"kind": "TrainJob", "uid": "u1"}]}});
+    let node = json!({"kind": "Node", "metadata": {"name": "n1"}});
+    let other_node = json!({"kind": "Node", "metadata": {"name": "n2"}});
+    let captured = json!({"trainJobUID": "u1", "pod": {"kind": "Pod", "metadata": {"name": "c"}}});
+    let mut linker: Linker<String> = Linker::new();
+    for (name, item) in [
+        ("tj", &tj),
+        ("by_labels", &by_labels),
+        ("by_jobset", &by_jobset),
+        ("elsewhere", &elsewhere),
+        ("only_job_id", &only_job_id),
+        ("workload", &workload),
+        ("jobset", &jobset),
+        ("owned", &owned),
+        ("node", &node),
+        ("other_node", &other_node),
+    ] {
+        linker.upsert(name.to_string(), item);
+    }
+    linker.upsert_captured("captured".to_string(), &captured);
+    let names = |set: BTreeSet<String>| set.into_iter().collect::<Vec<_>>();
+    assert_eq!(
+        names(linker.read_by(&"tj".to_string())),
+        [
+            "by_jobset",
+            "by_labels",
+            "captured",
+            "jobset",
+            "node",
+            "workload"
+        ]
+    );
+    assert_eq!(
+        names(linker.trainjobs_for(&"by_labels".to_string())),
+        ["tj"]
+    );
+    // A JobSet of another name that the TrainJob owns is not read for it,
+    // but the TrainJob keeps it from being an orphan.
+    assert_eq!(names(linker.trainjobs_for(&"owned".to_string())), ["tj"]);
+    assert!(linker.trainjobs_reading(&"owned".to_string()).is_empty());
+    assert_eq!(
+        names(linker.trainjobs_reading(&"jobset".to_string())),
+        ["tj"]
+    );
+    assert_eq!(
+        names(linker.trainjobs_reading(&"workload".to_string())),
+        ["tj"]
+    );
+    assert!(linker.trainjobs_for(&"elsewhere".to_string()).is_empty());
+    assert!(linker.trainjobs_for(&"only_job_id".to_string()).is_empty());
+    // The Node changes the TrainJob reading its pod, not the pod (observed
+    // only as an orphan, which a Node never changes).
+    assert_eq!(names(linker.affected_by(&"node".to_string())), ["tj"]);
+    // The TrainJob changes itself and the orphan candidates seeking it.
+    assert_eq!(
+        names(linker.affected_by(&"tj".to_string())),
+        ["by_labels", "owned", "tj"]
+    );
+    assert!(linker.remove(&"tj".to_string()));
+    assert!(linker.read_by(&"tj".to_string()).is_empty());
+    assert!(linker.trainjobs_for(&"by_labels".to_string()).is_empty());
+    assert!(!linker.remove(&"tj".to_string()));
+}
