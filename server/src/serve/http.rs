@@ -671,23 +671,15 @@ async fn inspect(
     let header = state.hub.header();
     let found = state.hub.with_store(|store| {
         let object = store.get(kind, &ns, &name)?.clone();
+        // Which TrainJobs read this object is the engine's linking (section
+        // 4), not ours; an object left by a gone TrainJob is an orphan, read
+        // for none even when a TrainJob of its name came back.
         let read_for: Vec<Value> = match kind {
-            ObjectKind::Pod if !store.belongs_to_gone_trainjob(&object) => {
-                store.trainjobs_selecting(&object)
+            ObjectKind::Pod | ObjectKind::JobSet | ObjectKind::Workload
+                if !store.belongs_to_gone_trainjob(&object) =>
+            {
+                store.trainjobs_reading(&object)
             }
-            ObjectKind::JobSet if !store.belongs_to_gone_trainjob(&object) => store
-                .get(ObjectKind::TrainJob, &ns, &name)
-                .cloned()
-                .into_iter()
-                .collect(),
-            ObjectKind::Workload => object
-                .job_uid
-                .as_ref()
-                .and_then(|uid| store.trainjobs_by_uid.get(uid))
-                .and_then(|(tj_ns, tj_name)| store.get(ObjectKind::TrainJob, tj_ns, tj_name))
-                .cloned()
-                .into_iter()
-                .collect(),
             _ => Vec::new(),
         }
         .iter()
@@ -1183,6 +1175,77 @@ mod tests {
         assert_eq!(
             body["historyText"], "running 09:00 → ended, completed 09:12",
             "the text form the page shows as it comes"
+        );
+    }
+
+    #[tokio::test]
+    async fn inspect_names_the_trainjob_an_object_is_read_for_from_the_engines_linking() {
+        use crate::serve::projection::project;
+        use crate::serve::store::{EventBody, WatchEvent};
+        use std::time::Instant;
+
+        let hub = Hub::new(
+            Mode::Kueue,
+            Scope::Namespaces(vec!["team-a".into()]),
+            StoreLimits::default(),
+        );
+        let event = |kind: ObjectKind, value: Value| WatchEvent {
+            kind,
+            scope: Some("team-a".into()),
+            body: EventBody::Upserted(project(kind, &value).expect("stored")),
+            received: Instant::now(),
+        };
+        let labels = json!({"dispatch.phpboyscout.uk/job-id": "llm", "dispatch.phpboyscout.uk/submission": "1"});
+        hub.ingest(vec![
+            event(
+                ObjectKind::TrainJob,
+                json!({"metadata": {"name": "llm-1", "namespace": "team-a", "uid": "tj-1", "labels": labels}}),
+            ),
+            event(
+                ObjectKind::JobSet,
+                json!({"metadata": {"name": "llm-1", "namespace": "team-a", "uid": "js-1",
+                    "ownerReferences": [{"kind": "TrainJob", "name": "llm-1", "uid": "tj-1"}]}}),
+            ),
+            event(
+                ObjectKind::Workload,
+                json!({"metadata": {"name": "wl-1", "namespace": "team-a", "uid": "wl-1",
+                    "labels": {"kueue.x-k8s.io/job-uid": "tj-1"}}}),
+            ),
+            event(
+                ObjectKind::Pod,
+                json!({"metadata": {"name": "llm-1-node-0", "namespace": "team-a", "uid": "p-1", "labels": labels}}),
+            ),
+        ]);
+        let (state, _tx) = state_of(hub, None);
+        let router = app(state);
+        let want =
+            json!([{"kind": "TrainJob", "namespace": "team-a", "name": "llm-1", "uid": "tj-1"}]);
+        for (kind, name) in [
+            ("pods", "llm-1-node-0"),
+            ("jobsets", "llm-1"),
+            ("workloads", "wl-1"),
+        ] {
+            let (status, body) = call(
+                router.clone(),
+                &format!("/api/v1/namespaces/team-a/objects/{kind}/{name}"),
+                None,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{kind}: {body}");
+            let body: Value = serde_json::from_str(&body).expect("json");
+            assert_eq!(body["readFor"], want, "{kind}");
+        }
+        let (_, body) = call(
+            router,
+            "/api/v1/namespaces/team-a/objects/trainjobs/llm-1",
+            None,
+        )
+        .await;
+        let body: Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(
+            body["readFor"],
+            json!([]),
+            "a TrainJob is read for itself, not for another"
         );
     }
 
