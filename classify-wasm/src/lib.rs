@@ -41,6 +41,7 @@ pub use link::{Link, Linker, Links, Role};
 pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
 pub use snapshot::{Mode, Options, READ_KINDS};
 pub use source::Position;
+pub use time::Time;
 pub use trace::{
     explanations_text, printable, AttemptTrace, ExecutionPod, ExecutionTrace, Explanation,
     FindingSource, FindingTrace, NoteTrace, RuleTrace, Trace, Verdict,

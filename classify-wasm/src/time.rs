@@ -55,6 +55,12 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 impl Time {
+    /// The instant `seconds` after 1970-01-01T00:00:00Z (a reader's clock,
+    /// such as the server's history; the engine reads none).
+    pub fn from_unix_seconds(seconds: i64) -> Time {
+        Time { seconds, nanos: 0 }
+    }
+
     /// `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm)`, `T` and `Z` in either case.
     pub fn parse(text: &str) -> Option<Time> {
         let [y0, y1, y2, y3, dash1, mo0, mo1, dash2, d0, d1, t, h0, h1, colon1, mi0, mi1, colon2, s0, s1, rest @ ..] =
@@ -149,6 +155,26 @@ impl fmt::Display for Time {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_instant_from_unix_seconds_prints_as_rfc3339_utc() {
+        assert_eq!(
+            Time::from_unix_seconds(0).to_string(),
+            "1970-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            Time::from_unix_seconds(951_782_400 + 86_399).to_string(),
+            "2000-02-29T23:59:59Z"
+        );
+        assert_eq!(
+            Time::from_unix_seconds(-1).to_string(),
+            "1969-12-31T23:59:59Z"
+        );
+        assert_eq!(
+            Time::parse("2026-12-01T09:00:00Z"),
+            Some(Time::from_unix_seconds(1_796_115_600))
+        );
+    }
 
     #[test]
     fn parses_and_compares_instants() {

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use classify_wasm::{CauseKind, Observation, State};
+use classify_wasm::{CauseKind, Observation, State, Time};
 use serde::Serialize;
 
 /// How many changes each object keeps; older ones go first.
@@ -104,31 +104,11 @@ pub fn unix_seconds(time: SystemTime) -> i64 {
     }
 }
 
-/// `(year, month, day)` of a day counted from 1970-01-01 (proleptic
-/// Gregorian; Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 /// An instant as RFC 3339 in UTC, to the second: `2026-12-01T09:04:00Z`.
 pub fn rfc3339(at_unix: i64) -> String {
-    let (year, month, day) = civil_from_days(at_unix.div_euclid(86_400));
-    let seconds = at_unix.rem_euclid(86_400);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        seconds / 3600,
-        seconds % 3600 / 60,
-        seconds % 60
-    )
+    // The engine's one RFC 3339 form, so the history's times read like the
+    // trace's.
+    Time::from_unix_seconds(at_unix).to_string()
 }
 
 /// The short text form of a history, oldest first, times as HH:MM UTC:
