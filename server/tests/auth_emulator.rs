@@ -6,31 +6,16 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
+use common::auth::*;
 use common::*;
-use dispatch_dash::serve::auth::{AuthConfig, AuthMode};
 use emulator::scenario::objects::{self, JobRef};
 use emulator::{Emulator, Grant};
-use http_body_util::BodyExt;
 use hyper::{Method, StatusCode};
-use serde_json::{json, Value};
 
 const ALICE_TOKEN: &str = "alice-token";
 const BOB_TOKEN: &str = "bob-token";
-
-/// Short re-check interval and cache lifetimes, so a revocation shows
-/// within seconds (production: 30 s, 60 s, 10 s).
-fn quick_auth() -> AuthConfig {
-    AuthConfig {
-        mode: AuthMode::Kubernetes,
-        allow_ttl: Duration::from_secs(2),
-        deny_ttl: Duration::from_secs(1),
-        recheck_interval: Duration::from_secs(1),
-        ..AuthConfig::default()
-    }
-}
 
 fn alice_grants() -> [Grant; 2] {
     [
@@ -60,76 +45,6 @@ fn cluster(emu: &Emulator) {
         emu.grant(grant);
     }
     emu.grant(Grant::namespaced("alice", "list", "", "pods", "team-b"));
-}
-
-struct Answer {
-    status: StatusCode,
-    set_cookie: Option<String>,
-    body: String,
-}
-
-impl Answer {
-    fn namespaces(&self) -> Vec<String> {
-        let doc: Value = serde_json::from_str(&self.body).unwrap_or(Value::Null);
-        doc["namespaces"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|n| n.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-async fn send(
-    addr: SocketAddr,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Answer {
-    let response = request_with(addr, method, path, headers, body.as_bytes().to_vec()).await;
-    let set_cookie = response
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .map(String::from);
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    Answer {
-        status,
-        set_cookie,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
-}
-
-async fn get_as(addr: SocketAddr, path: &str, token: &str) -> Answer {
-    let bearer = format!("Bearer {token}");
-    send(addr, Method::GET, path, &[("authorization", &bearer)], "").await
-}
-
-/// Signs in from the server's own origin; the cookie (`dd_session=...`).
-async fn sign_in(addr: SocketAddr, token: &str) -> Option<String> {
-    let origin = format!("http://{addr}");
-    let answer = send(
-        addr,
-        Method::POST,
-        "/api/v1/session",
-        &[("origin", &origin), ("content-type", "application/json")],
-        &json!({ "token": token }).to_string(),
-    )
-    .await;
-    answer
-        .set_cookie
-        .as_deref()
-        .and_then(|c| c.split(';').next())
-        .map(String::from)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +115,10 @@ async fn rbac_on_the_emulator_decides_what_each_identity_sees_and_revocation_clo
     assert_eq!(emu.emulator().reviews("tokenreviews"), before, "cached");
 
     // A session cookie lists and streams as alice.
-    let cookie = sign_in(addr, ALICE_TOKEN).await.expect("a session cookie");
+    let cookie = sign_in(addr, ALICE_TOKEN)
+        .await
+        .0
+        .expect("a session cookie");
     let with_cookie = [("cookie", cookie.as_str())];
     let listed = send(addr, Method::GET, "/api/v1/namespaces", &with_cookie, "").await;
     assert_eq!(listed.namespaces(), ["team-a"]);
@@ -210,7 +128,7 @@ async fn rbac_on_the_emulator_decides_what_each_identity_sees_and_revocation_clo
     let first = stream.next(30).await.expect("the first event");
     assert_eq!(first.event, "snapshot");
     assert!(first.data.contains("llm-s1"));
-    assert!(sign_in(addr, "not-a-token").await.is_none(), "no cookie");
+    assert!(sign_in(addr, "not-a-token").await.0.is_none(), "no cookie");
 
     // Revocation: the open stream ends once alice's grant is gone, and
     // team-a is then 403 to her.

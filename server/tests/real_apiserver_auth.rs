@@ -9,33 +9,20 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use common::apiserver::{ApiServer, Workloads, ADMIN_TOKEN, ALICE_TOKEN, BOB_TOKEN};
+use common::auth::*;
 use common::*;
 use dispatch_dash::serve::auth::{AuthConfig, AuthMode};
 use dispatch_dash::serve::{self, HttpSettings, ModeChoice, Server, ServerConfig};
-use http_body_util::BodyExt;
 use hyper::{Method, StatusCode};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
-
-/// The re-check interval and cache lifetimes of these tests: short, so a
-/// revocation shows within seconds (production: 30 s, 60 s, 10 s).
-fn quick_auth() -> AuthConfig {
-    AuthConfig {
-        mode: AuthMode::Kubernetes,
-        allow_ttl: Duration::from_secs(2),
-        deny_ttl: Duration::from_secs(1),
-        recheck_interval: Duration::from_secs(1),
-        ..AuthConfig::default()
-    }
-}
 
 fn config(kubeconfig: kube::Config, auth: AuthConfig) -> ServerConfig {
     ServerConfig {
@@ -72,77 +59,6 @@ async fn dispatch_dash_with(kubeconfig: &str, auth: AuthConfig) -> Server {
     })
     .await;
     server
-}
-
-/// A response's status, `Set-Cookie` and body.
-struct Answer {
-    status: StatusCode,
-    set_cookie: Option<String>,
-    www_authenticate: Option<String>,
-    body: String,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or(Value::Null)
-    }
-}
-
-async fn send(
-    addr: SocketAddr,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Answer {
-    let response = request_with(addr, method, path, headers, body.as_bytes().to_vec()).await;
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(String::from)
-    };
-    let set_cookie = header("set-cookie");
-    let www_authenticate = header("www-authenticate");
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    Answer {
-        status,
-        set_cookie,
-        www_authenticate,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    }
-}
-
-async fn get_as(addr: SocketAddr, path: &str, token: &str) -> Answer {
-    let bearer = format!("Bearer {token}");
-    send(addr, Method::GET, path, &[("authorization", &bearer)], "").await
-}
-
-/// Signs in with `token` from the server's own origin; returns the cookie
-/// (`dd_session=...`) and the answer.
-async fn sign_in(addr: SocketAddr, token: &str) -> (Option<String>, Answer) {
-    let origin = format!("http://{addr}");
-    let answer = send(
-        addr,
-        Method::POST,
-        "/api/v1/session",
-        &[("origin", &origin), ("content-type", "application/json")],
-        &json!({ "token": token }).to_string(),
-    )
-    .await;
-    let cookie = answer
-        .set_cookie
-        .as_deref()
-        .and_then(|c| c.split(';').next())
-        .map(String::from);
-    (cookie, answer)
 }
 
 /// alice may list TrainJobs and pods in team-a; in team-b only pods (so
@@ -207,17 +123,6 @@ async fn token_of(api: &ApiServer, namespace: &str, name: &str) -> String {
         .expect("a token request's token")
 }
 
-fn namespaces_of(answer: &Answer) -> Vec<String> {
-    answer.json()["namespaces"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|n| n.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rbac_decides_what_each_identity_sees_and_a_revoked_binding_closes_the_stream() {
     let api = ApiServer::start(Workloads::None, &["team-a", "team-b"]).await;
@@ -228,17 +133,19 @@ async fn rbac_decides_what_each_identity_sees_and_a_revoked_binding_closes_the_s
     // admin sees both teams (the server knows them), alice team-a only,
     // bob nothing.
     eventually(30, "admin sees team-a and team-b", || async {
-        let names = namespaces_of(&get_as(addr, "/api/v1/namespaces", ADMIN_TOKEN).await);
+        let names = get_as(addr, "/api/v1/namespaces", ADMIN_TOKEN)
+            .await
+            .namespaces();
         (names.contains(&"team-a".to_string()) && names.contains(&"team-b".to_string()))
             .then_some(())
     })
     .await;
     let alice = get_as(addr, "/api/v1/namespaces", ALICE_TOKEN).await;
     assert_eq!(alice.status, StatusCode::OK, "{}", alice.body);
-    assert_eq!(namespaces_of(&alice), ["team-a"]);
+    assert_eq!(alice.namespaces(), ["team-a"]);
     let bob = get_as(addr, "/api/v1/namespaces", BOB_TOKEN).await;
     assert_eq!(bob.status, StatusCode::OK);
-    assert!(namespaces_of(&bob).is_empty(), "{}", bob.body);
+    assert!(bob.namespaces().is_empty(), "{}", bob.body);
 
     // No identity, or one the cluster rejects: 401 with a JSON body.
     for headers in [vec![], vec![("authorization", "Bearer not-a-token")]] {
@@ -317,7 +224,7 @@ async fn rbac_decides_what_each_identity_sees_and_a_revoked_binding_closes_the_s
     let cookie = cookie.expect("a session cookie");
     let with_cookie = [("cookie", cookie.as_str())];
     let listed = send(addr, Method::GET, "/api/v1/namespaces", &with_cookie, "").await;
-    assert_eq!(namespaces_of(&listed), ["team-a"]);
+    assert_eq!(listed.namespaces(), ["team-a"]);
     let who = send(addr, Method::GET, "/api/v1/session", &with_cookie, "").await;
     assert_eq!(who.json()["user"], "alice");
     let mut stream =

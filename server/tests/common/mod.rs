@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod apiserver;
+pub mod auth;
 
 use std::future::Future;
 use std::net::SocketAddr;
