@@ -56,6 +56,13 @@ test('a still cluster: rows, the demo banner, a failed job explained, a shareabl
   assert.match(await href(page), /\/explain\?ns=.*&kind=.*&name=/);
   assert.equal(await page.locator('svg.timeline .mark[data-winner="true"]').count(), 1, `winner of ${key}`);
   assert.equal(await page.locator('table.findings tr.winner').count(), 1);
+  // The server's history of the object: it saw at least its first
+  // observation, at a time of its own, and the text ends in the state shown.
+  await page.waitForSelector('#history table.history-table tbody tr');
+  const state = (await page.locator('.explain h2 .badge').first().textContent()).trim();
+  const line = (await page.locator('#history-text').textContent()).trim();
+  assert.match(line, /\d\d:\d\d$/, `a timeline: ${line}`);
+  assert.ok(line.split(' → ').pop().startsWith(state), `the last change is the state shown (${state}): ${line}`);
   await shot(page, 'live-explain');
   await page.locator('#findings').scrollIntoViewIfNeeded();
   await shot(page, 'live-explain-findings');

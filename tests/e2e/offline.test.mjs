@@ -126,6 +126,10 @@ test('attempts: the table counts them, hovers the previous cause, the explanatio
   assert.equal(await rows.nth(0).locator('td.detail').textContent(), c.expected[0].cause.detail);
   assert.equal(await rows.nth(2).locator('td.detail').textContent(),
     'pod train-1-s1-node-0-0-a0: node container terminated: OOMKilled, exit code 137');
+  // A dump holds one moment: the page says where a history comes from
+  // instead of showing an empty one (and asks no server for it).
+  assert.match(await page.locator('#history-text').textContent(), /only by a running dispatch-dash server/);
+  assert.equal(await page.locator('#history table.history-table').count(), 0);
   await shot(page, 'offline-attempts');
   assert.deepEqual(requests, []);
   assert.deepEqual(errors, []);
