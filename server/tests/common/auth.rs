@@ -9,11 +9,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use dispatch_dash::serve::auth::{AuthConfig, AuthMode};
-use http_body_util::BodyExt;
 use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use super::request_with;
+use super::{body_text, request_with};
 
 /// Kubernetes mode with a short re-check interval and cache lifetimes, so
 /// a revocation shows within seconds (production: 30 s, 60 s, 10 s).
@@ -72,18 +71,11 @@ pub async fn send(
     };
     let set_cookie = header("set-cookie");
     let www_authenticate = header("www-authenticate");
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
     Answer {
-        status,
+        status: response.status(),
         set_cookie,
         www_authenticate,
-        body: String::from_utf8_lossy(&body).into_owned(),
+        body: body_text(response).await,
     }
 }
 

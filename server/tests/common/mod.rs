@@ -170,6 +170,17 @@ pub async fn request_with(
     client().request(request).await.expect("response")
 }
 
+/// Reads a whole response body as text.
+pub async fn body_text(response: Response<Incoming>) -> String {
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
+    String::from_utf8_lossy(&body).into_owned()
+}
+
 /// GETs `path` and reads the whole body as text.
 pub async fn get_text(
     addr: SocketAddr,
@@ -177,14 +188,7 @@ pub async fn get_text(
     headers: &[(&str, &str)],
 ) -> (StatusCode, String) {
     let response = request(addr, path, headers, Vec::new()).await;
-    let status = response.status();
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    (response.status(), body_text(response).await)
 }
 
 /// GETs `path` as JSON.
