@@ -9,13 +9,10 @@
 
 use serde_json::{Map, Number, Value as Json};
 
+use crate::fields::{BOOLEAN_FIELDS, INTEGER_FIELDS};
 use crate::snapshot::{collect, input_error};
 use crate::tree::{self, Node, Value};
 use crate::InputError;
-
-/// The fields the spec reads as booleans, and as integers.
-const BOOLEAN_FIELDS: &[&str] = &["suspend", "active", "controller", "nodesReadable"];
-const INTEGER_FIELDS: &[&str] = &["exitCode", "restarts"];
 
 fn scalar(key: &str, text: &str) -> Json {
     if BOOLEAN_FIELDS.contains(&key) {

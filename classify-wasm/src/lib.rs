@@ -26,10 +26,12 @@
 
 mod classify;
 mod convert;
+pub mod fields;
 pub mod link;
 mod model;
 mod observation;
 mod snapshot;
+mod snapshot_writer;
 mod source;
 mod time;
 mod trace;
@@ -38,8 +40,11 @@ mod tree;
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
 pub use link::{Link, Linker, Links, Role};
-pub use observation::{Cause, CauseKind, Execution, ObjectRef, Observation, Provenance, State};
+pub use observation::{
+    Cause, CauseKind, Execution, ObjectRef, Observation, OrderKey, Provenance, State,
+};
 pub use snapshot::{Mode, Options, READ_KINDS};
+pub use snapshot_writer::{write_captured_entry, SnapshotWriter};
 pub use source::Position;
 pub use time::Time;
 pub use trace::{

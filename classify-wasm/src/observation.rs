@@ -2,6 +2,7 @@
 //! field names and values of the spec.
 
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,4 +168,123 @@ pub struct Observation {
     pub foreign: bool,
     pub cause: Cause,
     pub execution: Option<Execution>,
+}
+
+/// Section 3's order of observations, borrowed: namespace, job, TrainJobs
+/// before orphans, kind, name. `str` compares by UTF-8 bytes. The one
+/// definition behind [`Observation::cmp_order`] and [`OrderKey`].
+type OrderFields<'a> = (&'a str, &'a str, bool, &'a str, &'a str);
+
+fn order_fields<'a>(
+    namespace: &'a str,
+    job: &'a str,
+    kind: &'a str,
+    name: &'a str,
+) -> OrderFields<'a> {
+    (namespace, job, kind != "TrainJob", kind, name)
+}
+
+impl Observation {
+    /// Compares two observations in the order section 3 lists them (the
+    /// engine's own output is sorted by it, stably).
+    pub fn cmp_order(&self, other: &Observation) -> Ordering {
+        self.order_fields().cmp(&other.order_fields())
+    }
+
+    /// The observation's place in section 3's order, as an owned key for
+    /// consumers that keep observations in a sorted map (the browser's rows).
+    pub fn order_key(&self) -> OrderKey {
+        OrderKey {
+            namespace: self.object.namespace.clone(),
+            job: self.job.clone(),
+            kind: self.object.kind.clone(),
+            name: self.object.name.clone(),
+        }
+    }
+
+    fn order_fields(&self) -> OrderFields<'_> {
+        order_fields(
+            &self.object.namespace,
+            &self.job,
+            &self.object.kind,
+            &self.object.name,
+        )
+    }
+}
+
+/// An observation's place in section 3's order ([`Observation::order_key`]);
+/// it orders exactly as [`Observation::cmp_order`] does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OrderKey {
+    namespace: String,
+    job: String,
+    kind: String,
+    name: String,
+}
+
+impl OrderKey {
+    fn fields(&self) -> OrderFields<'_> {
+        order_fields(&self.namespace, &self.job, &self.kind, &self.name)
+    }
+}
+
+impl Ord for OrderKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.fields().cmp(&other.fields())
+    }
+}
+
+impl PartialOrd for OrderKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observation(namespace: &str, job: &str, kind: &str, name: &str) -> Observation {
+        Observation {
+            object: ObjectRef {
+                kind: kind.into(),
+                namespace: namespace.into(),
+                name: name.into(),
+                uid: String::new(),
+            },
+            job: job.into(),
+            submission: String::new(),
+            state: State::Running,
+            held: false,
+            hold_instance: None,
+            foreign: false,
+            cause: Cause {
+                kind: CauseKind::None,
+                provenance: None,
+                detail: String::new(),
+            },
+            execution: None,
+        }
+    }
+
+    #[test]
+    fn the_owned_key_orders_as_the_comparison_does() {
+        let all = [
+            observation("b", "j", "TrainJob", "j-1"),
+            observation("a", "k", "Pod", "k-0"),
+            observation("a", "j", "Pod", "j-0"),
+            observation("a", "j", "JobSet", "j-1"),
+            observation("a", "j", "TrainJob", "j-2"),
+            observation("a", "j", "TrainJob", "j-1"),
+            observation("a", "é", "TrainJob", "x"),
+        ];
+        let mut by_cmp = all.to_vec();
+        by_cmp.sort_by(Observation::cmp_order);
+        let mut by_key = all.to_vec();
+        by_key.sort_by_key(Observation::order_key);
+        assert_eq!(by_cmp, by_key);
+        let names: Vec<&str> = by_cmp.iter().map(|o| o.object.name.as_str()).collect();
+        // TrainJobs first within a job, then the orphans by kind and name.
+        assert_eq!(names, ["j-1", "j-2", "j-1", "j-0", "k-0", "x", "j-1"]);
+    }
 }

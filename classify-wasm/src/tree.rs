@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+use crate::fields::is_read_key;
 use crate::source::{Position, Source, SourceKind};
 
 /// Documents nest at most this deep. kubectl output stays under 30; the limit
@@ -101,55 +102,6 @@ pub fn parse(text: &str) -> Result<Documents<'_>, SyntaxError> {
         let docs = yaml::parse(text)?;
         Ok(Documents { source, docs })
     }
-}
-
-/// Every object key the spec reads, at any depth (labels and annotations
-/// keep all of theirs). Other keys are never looked at, so the JSON parser
-/// checks their values' syntax and does not build them; that is what makes a
-/// namespace of full Pods cheap. YAML keeps everything, since anchors may point
-/// anywhere.
-fn is_read_key(key: &str) -> bool {
-    matches!(
-        key,
-        "kind"
-            | "mode"
-            | "nodesReadable"
-            | "items"
-            | "captured"
-            | "trainJobUID"
-            | "pod"
-            | "metadata"
-            | "name"
-            | "namespace"
-            | "uid"
-            | "labels"
-            | "annotations"
-            | "ownerReferences"
-            | "controller"
-            | "creationTimestamp"
-            | "deletionTimestamp"
-            | "spec"
-            | "suspend"
-            | "active"
-            | "nodeName"
-            | "schedulingGates"
-            | "status"
-            | "conditions"
-            | "type"
-            | "reason"
-            | "message"
-            | "lastTransitionTime"
-            | "restarts"
-            | "admissionChecks"
-            | "state"
-            | "phase"
-            | "containerStatuses"
-            | "lastState"
-            | "terminated"
-            | "waiting"
-            | "exitCode"
-            | "finishedAt"
-    )
 }
 
 mod json {

@@ -25,7 +25,6 @@ pub use output::job_and_submission;
 
 use detail::observe;
 use orphans::{orphan_observation, orphan_trace, orphans, Orphan};
-use output::order;
 use select::{Index, Selection};
 use state::Decision;
 
@@ -128,7 +127,7 @@ fn run<D: Detail>(snap: &Snapshot<'_>) -> Vec<(Observation, D::Out)> {
     for o in orphans(snap, &ix, &read_pods) {
         out.push((orphan_observation(&o), D::orphan(&o)));
     }
-    out.sort_by(|a, b| order(&a.0, &b.0));
+    out.sort_by(|a, b| a.0.cmp_order(&b.0));
     out
 }
 

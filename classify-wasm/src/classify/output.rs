@@ -1,7 +1,5 @@
-//! Section 3: the job and submission of an observation, and the order
-//! observations are listed in.
-
-use crate::observation::Observation;
+//! Section 3: the job and submission of an observation. The order
+//! observations are listed in is [`crate::Observation::cmp_order`].
 
 /// Section 3.1: the job and submission of a name and its labels.
 pub fn job_and_submission(
@@ -30,19 +28,4 @@ pub fn job_and_submission(
         }
     };
     (job, submission)
-}
-
-/// Sort key: namespace, job, TrainJobs before orphans, kind, name. `str`
-/// compares by UTF-8 bytes, and the caller's sort is stable.
-pub(super) fn order(a: &Observation, b: &Observation) -> std::cmp::Ordering {
-    fn key(o: &Observation) -> (&str, &str, bool, &str, &str) {
-        (
-            o.object.namespace.as_str(),
-            o.job.as_str(),
-            o.object.kind != "TrainJob",
-            o.object.kind.as_str(),
-            o.object.name.as_str(),
-        )
-    }
-    key(a).cmp(&key(b))
 }

@@ -763,7 +763,12 @@ impl NamespaceChange {
                         out.push(',');
                     }
                     first = false;
-                    view::write_captured(&mut out, c);
+                    classify_wasm::write_captured_entry(
+                        &mut out,
+                        &c.trainjob_uid,
+                        &c.pod.json,
+                        c.across_gap,
+                    );
                 }
                 None => dropped.push(json!({"trainJobUID": trainjob_uid, "podUID": pod_uid})),
             }

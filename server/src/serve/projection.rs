@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use classify_wasm::keys;
+use classify_wasm::{fields, keys};
 use serde_json::{Map, Value};
 
 /// The kinds the server watches and stores.
@@ -115,24 +115,6 @@ impl ObjectKind {
         !matches!(self, ObjectKind::Node | ObjectKind::Namespace)
     }
 }
-
-/// The labels the engine reads, kept on a stored object; every other label
-/// is dropped.
-const KEPT_LABELS: [&str; 6] = [
-    keys::JOB_ID,
-    keys::SUBMISSION,
-    keys::JOBSET_NAME,
-    keys::RESTART_ATTEMPT,
-    keys::JOB_UID,
-    keys::QUEUE_NAME,
-];
-
-/// The annotations the engine reads; every other annotation is dropped.
-const KEPT_ANNOTATIONS: [&str; 3] = [
-    keys::HOLD_INSTANCE,
-    keys::ADMISSION,
-    keys::ADMISSION_GATED_BY,
-];
 
 /// One stored object: its identity, the few fields the server indexes by,
 /// and its projection as JSON text, ready to be spliced into a snapshot.
@@ -340,8 +322,8 @@ fn project_metadata(meta: &Value) -> Map<String, Value> {
         ],
     );
     for (field, kept) in [
-        ("labels", &KEPT_LABELS[..]),
-        ("annotations", &KEPT_ANNOTATIONS[..]),
+        ("labels", &fields::LABELS_READ[..]),
+        ("annotations", &fields::ANNOTATIONS_READ[..]),
     ] {
         let picked = pick_strings(meta.get(field).unwrap_or(&Value::Null), kept);
         if !picked.is_empty() {
@@ -353,7 +335,7 @@ fn project_metadata(meta: &Value) -> Map<String, Value> {
             .iter()
             .filter(|o| o.is_object())
             .map(|o| {
-                let mut owner = pick_strings(o, &["apiVersion", "kind", "name", "uid"]);
+                let mut owner = pick_strings(o, &["kind", "name", "uid"]);
                 copy_bool(o, "controller", &mut owner);
                 Value::Object(owner)
             })

@@ -13,10 +13,9 @@
 //! kept from either.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::sync::Arc;
 
-use classify_wasm::{Explanation, InputError, Mode, Observation, Options};
+use classify_wasm::{Explanation, InputError, Mode, Observation, Options, SnapshotWriter};
 
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{CapturedPod, Linked, Store};
@@ -39,45 +38,21 @@ impl SnapshotHeader {
     }
 }
 
-/// Writes a snapshot document from projections and captured pods.
+/// Writes a snapshot document from projections and captured pods, through
+/// the engine's [`SnapshotWriter`].
 pub fn write_snapshot<'a>(
     header: SnapshotHeader,
     items: impl IntoIterator<Item = &'a Arc<StoredObject>>,
     captured: impl IntoIterator<Item = &'a Arc<CapturedPod>>,
 ) -> String {
-    let mut out = String::with_capacity(4096);
-    let _ = write!(
-        out,
-        "{{\"kind\":\"Snapshot\",\"mode\":\"{}\",\"nodesReadable\":{},\"items\":[",
-        header.mode.as_str(),
-        header.nodes_readable
-    );
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&item.json);
+    let mut writer = SnapshotWriter::new(header.options());
+    for item in items {
+        writer.item(&item.json);
     }
-    out.push_str("],\"captured\":[");
-    for (i, captured) in captured.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_captured(&mut out, captured);
+    for c in captured {
+        writer.captured(&c.trainjob_uid, &c.pod.json, c.across_gap);
     }
-    out.push_str("]}");
-    out
-}
-
-/// One `captured` entry: `{"trainJobUID":..,"pod":{..}}`, with
-/// `"acrossGap":true` when the pod vanished while the watch was down.
-pub fn write_captured(out: &mut String, captured: &CapturedPod) {
-    let uid = serde_json::Value::from(captured.trainjob_uid.as_str());
-    let _ = write!(out, "{{\"trainJobUID\":{uid},\"pod\":{}", captured.pod.json);
-    if captured.across_gap {
-        out.push_str(",\"acrossGap\":true");
-    }
-    out.push('}');
+    writer.finish()
 }
 
 /// The snapshot of a whole namespace, as the engine would read it now:
@@ -170,17 +145,6 @@ pub fn job_snapshots(
     }
 }
 
-/// The order of section 3: namespace, job, TrainJobs before orphans, kind, name.
-fn order_key(o: &Observation) -> (&str, &str, bool, &str, &str) {
-    (
-        &o.object.namespace,
-        &o.job,
-        o.object.kind != "TrainJob",
-        &o.object.kind,
-        &o.object.name,
-    )
-}
-
 /// Every observation of the job `job` in `namespace` (Find).
 pub fn classify_job(
     store: &Store,
@@ -203,7 +167,7 @@ pub fn classify_snapshots(
         observations.extend(classify_wasm::classify(gone, header.options())?);
     }
     observations.retain(|o| o.job == job && o.object.namespace == snapshots.namespace);
-    observations.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    observations.sort_by(Observation::cmp_order);
     Ok(observations)
 }
 

@@ -1,0 +1,194 @@
+//! Section 2's snapshot document, written from JSON texts the caller already
+//! holds: the one writer of `{"kind":"Snapshot",...}` for the server's
+//! namespace and per-job snapshots and the browser's sub-snapshots, so the
+//! document the engine reads is spelled in one place. Objects are spliced in
+//! as given (they are not parsed again); only the header and the captured
+//! entries' TrainJob UIDs are written here.
+
+use crate::snapshot::Options;
+
+/// Writes one snapshot document: the header from [`Options`] (a field the
+/// options leave `None` is left out, so the engine infers it), then every
+/// [`item`](SnapshotWriter::item), then every captured pod.
+///
+/// ```
+/// use classify_wasm::{Mode, Options, SnapshotWriter};
+/// let mut w = SnapshotWriter::new(Options { mode: Some(Mode::Plain), nodes_readable: Some(true) });
+/// w.item(r#"{"kind":"Pod","metadata":{"name":"p"}}"#);
+/// w.captured("uid-1", r#"{"kind":"Pod","metadata":{"name":"q"}}"#, false);
+/// assert_eq!(
+///     w.finish(),
+///     r#"{"kind":"Snapshot","mode":"plain","nodesReadable":true,"items":[{"kind":"Pod","metadata":{"name":"p"}}],"captured":[{"trainJobUID":"uid-1","pod":{"kind":"Pod","metadata":{"name":"q"}}}]}"#
+/// );
+/// ```
+#[derive(Debug, Clone)]
+pub struct SnapshotWriter {
+    out: String,
+    captured: String,
+    items: usize,
+}
+
+impl SnapshotWriter {
+    /// A document with the given header and, so far, no items.
+    pub fn new(options: Options) -> Self {
+        Self::with_capacity(options, 4096)
+    }
+
+    /// [`SnapshotWriter::new`], reserving `bytes` for the items.
+    pub fn with_capacity(options: Options, bytes: usize) -> Self {
+        let mut out = String::with_capacity(bytes.saturating_add(96));
+        out.push_str("{\"kind\":\"Snapshot\",");
+        if let Some(mode) = options.mode {
+            out.push_str("\"mode\":\"");
+            out.push_str(mode.as_str());
+            out.push_str("\",");
+        }
+        if let Some(readable) = options.nodes_readable {
+            out.push_str(if readable {
+                "\"nodesReadable\":true,"
+            } else {
+                "\"nodesReadable\":false,"
+            });
+        }
+        out.push_str("\"items\":[");
+        SnapshotWriter {
+            out,
+            captured: String::new(),
+            items: 0,
+        }
+    }
+
+    /// Appends an object (one JSON object's text) to `items`.
+    pub fn item(&mut self, json: &str) {
+        if self.items > 0 {
+            self.out.push(',');
+        }
+        self.out.push_str(json);
+        self.items += 1;
+    }
+
+    /// Appends a captured pod of the TrainJob `trainjob_uid` (section 2's
+    /// `captured`). `across_gap` adds the server's `"acrossGap":true` mark
+    /// (the pod vanished while the watch was down), which the engine does not
+    /// read and the wire format carries.
+    pub fn captured(&mut self, trainjob_uid: &str, pod_json: &str, across_gap: bool) {
+        self.next_captured();
+        write_captured_entry(&mut self.captured, trainjob_uid, pod_json, across_gap);
+    }
+
+    /// Appends a whole `captured` entry that is already JSON text, as a
+    /// stream delivered it.
+    pub fn captured_entry(&mut self, entry_json: &str) {
+        self.next_captured();
+        self.captured.push_str(entry_json);
+    }
+
+    fn next_captured(&mut self) {
+        if !self.captured.is_empty() {
+            self.captured.push(',');
+        }
+    }
+
+    /// The document.
+    pub fn finish(mut self) -> String {
+        self.out.push_str("],\"captured\":[");
+        self.out.push_str(&self.captured);
+        self.out.push_str("]}");
+        self.out
+    }
+}
+
+/// One `captured` entry, `{"trainJobUID":..,"pod":{..}}` (with
+/// `"acrossGap":true` when `across_gap`), appended to `out`: what
+/// [`SnapshotWriter::captured`] writes, for a stream frame that carries
+/// entries outside a snapshot.
+pub fn write_captured_entry(
+    out: &mut String,
+    trainjob_uid: &str,
+    pod_json: &str,
+    across_gap: bool,
+) {
+    out.push_str("{\"trainJobUID\":");
+    push_json_string(out, trainjob_uid);
+    out.push_str(",\"pod\":");
+    out.push_str(pod_json);
+    if across_gap {
+        out.push_str(",\"acrossGap\":true");
+    }
+    out.push('}');
+}
+
+/// A JSON string literal (RFC 8259 escapes: `"`, `\` and control characters).
+fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Mode;
+
+    fn options(mode: Option<Mode>, nodes_readable: Option<bool>) -> Options {
+        Options {
+            mode,
+            nodes_readable,
+        }
+    }
+
+    #[test]
+    fn a_header_left_to_inference_is_not_written() {
+        let w = SnapshotWriter::new(options(None, None));
+        assert_eq!(
+            w.finish(),
+            r#"{"kind":"Snapshot","items":[],"captured":[]}"#
+        );
+        let w = SnapshotWriter::new(options(Some(Mode::Kueue), Some(false)));
+        assert_eq!(
+            w.finish(),
+            r#"{"kind":"Snapshot","mode":"kueue","nodesReadable":false,"items":[],"captured":[]}"#
+        );
+    }
+
+    #[test]
+    fn uids_are_escaped_and_the_document_is_what_serde_reads() {
+        let mut w = SnapshotWriter::new(options(Some(Mode::Plain), Some(true)));
+        w.item(r#"{"kind":"TrainJob","metadata":{"name":"a"}}"#);
+        w.item(r#"{"kind":"Pod","metadata":{"name":"b"}}"#);
+        let odd = "u\"\\\n\u{1}é";
+        w.captured(odd, r#"{"kind":"Pod"}"#, true);
+        w.captured_entry(r#"{"trainJobUID":"x","pod":{"kind":"Pod"}}"#);
+        let text = w.finish();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["items"].as_array().unwrap().len(), 2);
+        assert_eq!(value["captured"][0]["trainJobUID"], odd);
+        assert_eq!(value["captured"][0]["acrossGap"], true);
+        assert_eq!(value["captured"][1]["trainJobUID"], "x");
+        assert!(value["captured"][1].get("acrossGap").is_none());
+    }
+
+    #[test]
+    fn a_written_snapshot_classifies_as_its_items_do() {
+        let trainjob = r#"{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"job-1","namespace":"ns","uid":"t1","creationTimestamp":"2026-01-01T00:00:00Z"},"spec":{"suspend":true}}"#;
+        let mut w = SnapshotWriter::new(options(Some(Mode::Plain), Some(true)));
+        w.item(trainjob);
+        let written = crate::classify(&w.finish(), Options::default()).unwrap();
+        let list = format!(r#"{{"kind":"List","items":[{trainjob}]}}"#);
+        let direct = crate::classify(&list, options(Some(Mode::Plain), Some(true))).unwrap();
+        assert_eq!(written, direct);
+        assert_eq!(written.len(), 1);
+    }
+}
