@@ -32,7 +32,7 @@ use serde_json::{json, Value};
 const TRAINJOBS: usize = 1_000;
 const PODS_PER_JOB: usize = 16;
 /// Each command runs this many times; the median is reported.
-const ROUNDS: usize = 9;
+const ROUNDS: usize = 5;
 const GOAL: f64 = 0.05;
 
 /// One pod as the API serves it (the engine bench's pod, without the
