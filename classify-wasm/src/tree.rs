@@ -45,7 +45,16 @@ impl<'a> Node<'a> {
     /// The first entry under `key`, if this is a mapping that has one.
     pub fn get(&self, key: &str) -> Option<&Node<'a>> {
         match &self.value {
-            Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            // The first byte is compared before the rest: most keys of an
+            // object differ there, and it saves a call to compare memory.
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| {
+                    k.len() == key.len()
+                        && k.as_bytes().first() == key.as_bytes().first()
+                        && k == key
+                })
+                .map(|(_, v)| v),
             _ => None,
         }
     }
@@ -120,6 +129,8 @@ mod json {
             text,
             bytes: text.as_bytes(),
             i: 0,
+            entries: Vec::new(),
+            items: Vec::new(),
         };
         p.skip_ws();
         if p.rest().starts_with("\u{feff}".as_bytes()) {
@@ -133,10 +144,45 @@ mod json {
         Ok(node)
     }
 
+    /// The offset at or after `i` from which a string's byte-by-byte scan
+    /// must resume: the first of eight bytes that holds a `"`, a `\\` or a
+    /// control character (or fewer than eight bytes left). Most of a dump is
+    /// string content, and looking at it eight bytes at a time is what keeps
+    /// the parser near the speed of reading the file.
+    pub(super) fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGHS: u64 = 0x8080_8080_8080_8080;
+        /// Whether some byte of `word` is below `n` (exact for n ≤ 128).
+        fn has_byte_below(word: u64, n: u8) -> bool {
+            word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
+        }
+        fn has_byte(word: u64, b: u8) -> bool {
+            has_byte_below(word ^ (ONES * u64::from(b)), 1)
+        }
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            // A failed conversion (impossible for eight bytes) reads as
+            // zeros, which stops the run: the byte-by-byte scan decides.
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            if has_byte(word, b'"') || has_byte(word, b'\\') || has_byte_below(word, 0x20) {
+                break;
+            }
+            i += 8;
+        }
+        i
+    }
+
     struct Parser<'a> {
         text: &'a str,
         bytes: &'a [u8],
         i: usize,
+        /// The members of every object being parsed, innermost last: an
+        /// object's entries are gathered here and moved out in one
+        /// allocation of the exact size when it closes, instead of growing
+        /// a vector of their own (a dump's tree has as many entries as the
+        /// input has kilobytes, and is dropped as a whole).
+        entries: Vec<(Cow<'a, str>, Node<'a>)>,
+        /// The same for the items of arrays.
+        items: Vec<Node<'a>>,
     }
 
     impl<'a> Parser<'a> {
@@ -258,36 +304,37 @@ mod json {
         }
 
         fn object(&mut self, depth: usize, free_keys: bool) -> Result<Value<'a>, Error> {
-            let mut entries = Vec::new();
             if self.opens_empty(b'}') {
-                return Ok(Value::Map(entries));
+                return Ok(Value::Map(Vec::new()));
             }
+            let start = self.entries.len();
             loop {
                 self.skip_ws();
                 let key = self.key()?;
                 if free_keys || is_read_key(&key) {
                     let free = key == "labels" || key == "annotations";
                     let value = self.value(depth + 1, free)?;
-                    entries.push((key, value));
+                    self.entries.push((key, value));
                 } else {
                     self.skip(depth + 1)?;
                 }
                 if self.closes_after_member(b'}')? {
-                    return Ok(Value::Map(entries));
+                    return Ok(Value::Map(self.entries.drain(start..).collect()));
                 }
             }
         }
 
         fn array(&mut self, depth: usize) -> Result<Value<'a>, Error> {
-            let mut items = Vec::new();
             if self.opens_empty(b']') {
-                return Ok(Value::Seq(items));
+                return Ok(Value::Seq(Vec::new()));
             }
+            let start = self.items.len();
             loop {
                 self.skip_ws();
-                items.push(self.value(depth + 1, false)?);
+                let item = self.value(depth + 1, false)?;
+                self.items.push(item);
                 if self.closes_after_member(b']')? {
-                    return Ok(Value::Seq(items));
+                    return Ok(Value::Seq(self.items.drain(start..).collect()));
                 }
             }
         }
@@ -373,6 +420,7 @@ mod json {
             let start = self.i;
             // Fast path: no escapes, borrow the slice.
             loop {
+                self.i = plain_run_end(self.bytes, self.i);
                 match self.bytes.get(self.i) {
                     None => return Err(self.err_at(open, "unterminated string")),
                     Some(b'"') => {
@@ -643,5 +691,61 @@ mod yaml {
             docs.push(doc);
         }
         Ok(docs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word-at-a-time scan stops at or before every byte that ends a
+    /// string's fast path, wherever it sits in a word, and never stops a
+    /// whole word early; a byte next to one (`!` after `"`, `]` after `\`,
+    /// the space after the controls) or outside ASCII never stops it.
+    #[test]
+    fn plain_run_end_stops_at_every_special_byte() {
+        let plain = [b'a', b'!', b' ', b']', 0x7f, 0x80, 0xc3, 0xff];
+        for len in 0..24 {
+            for filler in plain {
+                let bytes = vec![filler; len];
+                let end = json::plain_run_end(&bytes, 0);
+                assert!(end <= len && len - end < 8, "len {len}: ran to {end}");
+                for special in [b'"', b'\\', 0x00, 0x0a, 0x1f] {
+                    for at in 0..len {
+                        let mut bytes = bytes.clone();
+                        bytes[at] = special;
+                        let end = json::plain_run_end(&bytes, 0);
+                        assert!(
+                            end <= at && at - end < 8,
+                            "{special:#x} at {at} of {len}: {end}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_around_word_boundaries_parse_as_written() {
+        for len in 0..20 {
+            let body = "é".repeat(len / 2) + &"x".repeat(len % 2);
+            for tail in ["", "\\n", "\\\"", "\\u00e9"] {
+                let text = format!("{{\"kind\": \"{body}{tail}\"}}");
+                let doc = json::parse(&text).ok().expect("parses");
+                let want = body.clone()
+                    + match tail {
+                        "\\n" => "\n",
+                        "\\\"" => "\"",
+                        "\\u00e9" => "é",
+                        _ => "",
+                    };
+                match doc.get("kind").map(|n| &n.value) {
+                    Some(Value::Str(s)) => assert_eq!(s.as_ref(), want),
+                    _ => panic!("no string in {text}"),
+                }
+                let raw = format!("{{\"kind\": \"{body}\u{1}\"}}");
+                assert!(json::parse(&raw).is_err(), "a control character in {raw:?}");
+            }
+        }
     }
 }
