@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -130,12 +129,15 @@ fn connect(live: Live, ns: String, generation: u64) {
         if !current() {
             return;
         }
-        if let Some(change) = message_text(&e).and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        {
+        if let Some(text) = message_text(&e) {
             let now = now_ms();
-            live.store.update_untracked(|s| {
-                s.apply_change(&change, now);
-            });
+            // The frame's text goes to the store as it came: parsed there once.
+            let applied = live
+                .store
+                .try_update_untracked(|s| s.apply_change(&text, now).is_some());
+            if applied != Some(true) {
+                return;
+            }
             schedule_repaint(live);
             if live.conn.get_untracked() != Conn::Live {
                 live.conn.set(Conn::Live);
