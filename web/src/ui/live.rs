@@ -309,16 +309,27 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     });
 
     let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
-    let rows: Memo<Vec<Arc<Row>>> = Memo::new(move |_| {
-        filter.with(|f| {
-            live.store.with(|s| {
-                s.rows()
-                    .filter(|r| f.matches(&r.observation))
-                    .cloned()
-                    .collect()
+    // A row's revision changes whenever its content does, so two lists are
+    // the same when their rows are the same allocations: comparing 1,000
+    // observations field by field on every change is not needed.
+    let rows: Memo<Vec<Arc<Row>>> = Memo::new_with_compare(
+        move |_| {
+            filter.with(|f| {
+                live.store.with(|s| {
+                    s.rows()
+                        .filter(|r| f.matches(&r.observation))
+                        .cloned()
+                        .collect()
+                })
             })
-        })
-    });
+        },
+        |old, new| match (old, new) {
+            (Some(old), Some(new)) => {
+                old.len() != new.len() || old.iter().zip(new).any(|(a, b)| !Arc::ptr_eq(a, b))
+            }
+            _ => true,
+        },
+    );
     let counts = Memo::new(move |_| {
         live.store
             .with(|s| Counts::of(s.rows().map(|r| &r.observation)))
