@@ -10,6 +10,12 @@
 //! engine's observations of those objects alone. The store has no
 //! section-4 code of its own.
 //!
+//! Each frame is parsed once: the items and captured pods are found as
+//! slices of the frame's text (`RawValue`) and kept as that text, which
+//! sub-snapshots are made of; a typed pass reads only the fields the key
+//! and the linker need. A first snapshot is classified whole, from the
+//! text as given.
+//!
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
 use std::borrow::Cow;
