@@ -10,15 +10,24 @@
 //! engine's observations of those objects alone. The store has no
 //! section-4 code of its own.
 //!
+//! Each frame is parsed once: the items and captured pods are found as
+//! slices of the frame's text (`RawValue`) and kept as that text, which
+//! sub-snapshots are made of; a typed pass reads only the fields the key
+//! and the linker need. A first snapshot is classified whole, from the
+//! text as given.
+//!
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use classify_wasm::{
     AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options,
     READ_KINDS,
 };
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// `(kind, namespace, name)`: how the store names an object (a Node has the
@@ -135,33 +144,280 @@ enum Linked {
     Captured(String, String),
 }
 
+/// `(TrainJob UID, pod UID)`: how the store names a captured pod.
+type CapturedKey = (String, String);
+
+/// An item or a `captured` entry as the store keeps it: its JSON text as
+/// the server (or the user) wrote it, which sub-snapshots are made of, so
+/// nothing is written again; and its place in the input order.
 #[derive(Debug, Clone)]
-struct Item {
-    value: Value,
-    /// The item as JSON text, written once, when a sub-snapshot first needs
-    /// it (a first load classifies the text it was given, so it needs none).
-    json: OnceLock<String>,
+struct Kept {
+    json: Box<str>,
+    seq: u64,
 }
 
-#[derive(Debug, Clone)]
-struct Captured {
-    trainjob_uid: String,
-    pod_uid: String,
-    /// The whole `captured` entry as the server sent it.
-    value: Value,
-    /// As JSON text, written when first needed.
-    json: OnceLock<String>,
-}
-
-impl Item {
-    fn json(&self) -> &str {
-        self.json.get_or_init(|| self.value.to_string())
+impl Kept {
+    /// The text as a value again, for the rare reader that wants one (the
+    /// download).
+    fn value(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
     }
 }
 
-impl Captured {
-    fn json(&self) -> &str {
-        self.json.get_or_init(|| self.value.to_string())
+/// The fields of an item that the store and the linker read (its key and
+/// its links, see [`classify_wasm::Links::of_item`]). Everything else is
+/// skipped, not built.
+#[derive(Deserialize)]
+struct ItemFields {
+    kind: Option<Value>,
+    metadata: Option<MetadataFields>,
+    spec: Option<SpecFields>,
+}
+
+#[derive(Deserialize)]
+struct MetadataFields {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    labels: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    owner_references: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct SpecFields {
+    #[serde(rename = "nodeName")]
+    node_name: Option<Value>,
+}
+
+/// The fields of a `captured` entry the store and the linker read.
+#[derive(Deserialize)]
+struct CapturedFields {
+    #[serde(rename = "trainJobUID")]
+    trainjob_uid: Option<Value>,
+    pod: Option<ItemFields>,
+}
+
+fn insert_some(m: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(v) = value {
+        m.insert(key.to_string(), v);
+    }
+}
+
+impl ItemFields {
+    /// A value holding just these fields: what the linker and the key read
+    /// of the whole item is the same in both.
+    fn into_value(self) -> Value {
+        let mut m = Map::new();
+        insert_some(&mut m, "kind", self.kind);
+        if let Some(md) = self.metadata {
+            let mut meta = Map::new();
+            insert_some(&mut meta, "name", md.name);
+            insert_some(&mut meta, "namespace", md.namespace);
+            insert_some(&mut meta, "uid", md.uid);
+            insert_some(&mut meta, "labels", md.labels);
+            insert_some(&mut meta, "ownerReferences", md.owner_references);
+            m.insert("metadata".into(), Value::Object(meta));
+        }
+        if let Some(spec) = self.spec {
+            let mut s = Map::new();
+            insert_some(&mut s, "nodeName", spec.node_name);
+            m.insert("spec".into(), Value::Object(s));
+        }
+        Value::Object(m)
+    }
+}
+
+/// What the store reads of an item's text, as a value of those fields. A
+/// `null` reads as absent, as it does in the whole value. Text the typed
+/// pass refuses (a field of another type, a key given twice) is read whole
+/// instead, so the answer is always what the whole value would give.
+fn item_fields(json: &str) -> Value {
+    match serde_json::from_str::<ItemFields>(json) {
+        Ok(fields) => fields.into_value(),
+        Err(_) => serde_json::from_str(json).unwrap_or(Value::Null),
+    }
+}
+
+/// [`item_fields`] for a `captured` entry.
+fn captured_fields(json: &str) -> Value {
+    match serde_json::from_str::<CapturedFields>(json) {
+        Ok(fields) => {
+            let mut m = Map::new();
+            insert_some(&mut m, "trainJobUID", fields.trainjob_uid);
+            insert_some(&mut m, "pod", fields.pod.map(ItemFields::into_value));
+            Value::Object(m)
+        }
+        Err(_) => serde_json::from_str(json).unwrap_or(Value::Null),
+    }
+}
+
+/// A document's parts as text slices of it: one pass over the input finds
+/// the items and captured entries without building them.
+#[derive(Deserialize)]
+struct DocumentParts<'a> {
+    kind: Option<Value>,
+    mode: Option<Value>,
+    #[serde(rename = "nodesReadable")]
+    nodes_readable: Option<Value>,
+    #[serde(borrow)]
+    items: Option<Vec<&'a RawValue>>,
+    #[serde(borrow)]
+    captured: Option<Vec<&'a RawValue>>,
+}
+
+/// What a loaded document holds for the store.
+struct Document<'a> {
+    mode: Option<Mode>,
+    nodes_readable: Option<bool>,
+    items: Vec<Cow<'a, str>>,
+    captured: Vec<Cow<'a, str>>,
+}
+
+fn mode_of(v: Option<&Value>) -> Option<Mode> {
+    v.and_then(Value::as_str).and_then(|s| s.parse().ok())
+}
+
+fn texts<'a>(raws: Option<Vec<&'a RawValue>>) -> Vec<Cow<'a, str>> {
+    raws.into_iter()
+        .flatten()
+        .map(|r| Cow::Borrowed(r.get()))
+        .collect()
+}
+
+fn owned_texts<'a>(values: Option<&Value>) -> Vec<Cow<'a, str>> {
+    values
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|v| Cow::Owned(v.to_string()))
+        .collect()
+}
+
+impl<'a> Document<'a> {
+    /// A snapshot, a `List`, an array of objects or one object: the items
+    /// (and, of a snapshot, its header and captured pods).
+    fn parse(text: &'a str) -> Result<Document<'a>, serde_json::Error> {
+        let trimmed = text.trim();
+        let fast = if trimmed.starts_with('[') {
+            serde_json::from_str::<Vec<&RawValue>>(trimmed)
+                .ok()
+                .map(|items| Document {
+                    mode: None,
+                    nodes_readable: None,
+                    items: texts(Some(items)),
+                    captured: Vec::new(),
+                })
+        } else if trimmed.starts_with('{') {
+            serde_json::from_str::<DocumentParts>(trimmed)
+                .ok()
+                .map(|parts| match parts.kind.as_ref().and_then(Value::as_str) {
+                    Some("Snapshot") => Document {
+                        mode: mode_of(parts.mode.as_ref()),
+                        nodes_readable: parts.nodes_readable.as_ref().and_then(Value::as_bool),
+                        items: texts(parts.items),
+                        captured: texts(parts.captured),
+                    },
+                    Some("List") => Document {
+                        mode: None,
+                        nodes_readable: None,
+                        items: texts(parts.items),
+                        captured: Vec::new(),
+                    },
+                    _ => Document {
+                        mode: None,
+                        nodes_readable: None,
+                        items: vec![Cow::Borrowed(trimmed)],
+                        captured: Vec::new(),
+                    },
+                })
+        } else {
+            None
+        };
+        if let Some(document) = fast {
+            return Ok(document);
+        }
+        // What the typed pass refused (a part of another type, a key given
+        // twice, a scalar) is read whole, with the same meaning.
+        let doc: Value = serde_json::from_str(text)?;
+        Ok(match doc.get("kind").and_then(Value::as_str) {
+            Some("Snapshot") => Document {
+                mode: mode_of(doc.get("mode")),
+                nodes_readable: doc.get("nodesReadable").and_then(Value::as_bool),
+                items: owned_texts(doc.get("items")),
+                captured: owned_texts(doc.get("captured")),
+            },
+            Some("List") => Document {
+                mode: None,
+                nodes_readable: None,
+                items: owned_texts(doc.get("items")),
+                captured: Vec::new(),
+            },
+            _ => Document {
+                mode: None,
+                nodes_readable: None,
+                items: match doc {
+                    Value::Array(a) => a.iter().map(|v| Cow::Owned(v.to_string())).collect(),
+                    other => vec![Cow::Owned(other.to_string())],
+                },
+                captured: Vec::new(),
+            },
+        })
+    }
+}
+
+/// A `change` frame's parts, as text slices of it.
+#[derive(Deserialize)]
+struct ChangeParts<'a> {
+    #[serde(borrow)]
+    upserts: Option<Vec<&'a RawValue>>,
+    deletes: Option<Vec<Value>>,
+    #[serde(borrow)]
+    captured: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "capturedDropped")]
+    captured_dropped: Option<Vec<Value>>,
+    #[serde(rename = "nodesReadable")]
+    nodes_readable: Option<Value>,
+}
+
+/// What a `change` frame asks of the store.
+struct Change<'a> {
+    upserts: Vec<Cow<'a, str>>,
+    deletes: Vec<Value>,
+    captured: Vec<Cow<'a, str>>,
+    dropped: Vec<Value>,
+    nodes_readable: Option<bool>,
+}
+
+impl<'a> Change<'a> {
+    /// None when the frame is not JSON.
+    fn parse(text: &'a str) -> Option<Change<'a>> {
+        if let Ok(parts) = serde_json::from_str::<ChangeParts>(text) {
+            return Some(Change {
+                upserts: texts(parts.upserts),
+                deletes: parts.deletes.unwrap_or_default(),
+                captured: texts(parts.captured),
+                dropped: parts.captured_dropped.unwrap_or_default(),
+                nodes_readable: parts.nodes_readable.as_ref().and_then(Value::as_bool),
+            });
+        }
+        // A part of another type than the stream's contract gives is
+        // ignored, as it always was; the rest still applies.
+        let change: Value = serde_json::from_str(text).ok()?;
+        let values = |name: &str| {
+            change
+                .get(name)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        Some(Change {
+            upserts: owned_texts(change.get("upserts")),
+            deletes: values("deletes"),
+            captured: owned_texts(change.get("captured")),
+            dropped: values("capturedDropped"),
+            nodes_readable: change.get("nodesReadable").and_then(Value::as_bool),
+        })
     }
 }
 
@@ -197,10 +453,13 @@ pub struct Applied {
 #[derive(Debug, Clone, Default)]
 pub struct Store {
     pub header: Header,
-    items: BTreeMap<ItemKey, Item>,
-    /// Input order of the items (the order a snapshot is written in).
-    order: Vec<ItemKey>,
-    captured: Vec<Captured>,
+    items: BTreeMap<ItemKey, Kept>,
+    /// Input order of the items (the order a snapshot is written in; an
+    /// item sent again goes last): `Kept::seq` to key.
+    order: BTreeMap<u64, ItemKey>,
+    captured: BTreeMap<CapturedKey, Kept>,
+    captured_order: BTreeMap<u64, CapturedKey>,
+    next_seq: u64,
     /// What is read together: every item and captured pod.
     linker: Linker<Linked>,
     rows: BTreeMap<OrderKey, Arc<Row>>,
@@ -259,7 +518,9 @@ impl Store {
         overrides: Header,
         classified: Vec<Attempted>,
     ) -> Result<Store, LoadError> {
-        let doc: Value = serde_json::from_str(text).map_err(|e| {
+        // One pass over the text finds the items; they are kept as the
+        // slices of it they are, never built as values.
+        let doc = Document::parse(text).map_err(|e| {
             LoadError::Input(InputError {
                 position: classify_wasm::Position {
                     line: e.line(),
@@ -270,39 +531,18 @@ impl Store {
         })?;
         let mut store = Store::default();
         let mut header = overrides;
-        // The document is taken apart, not copied: its items move into the store.
-        let kind = doc.get("kind").and_then(Value::as_str).map(str::to_string);
-        let items: Vec<Value> = match doc {
-            Value::Object(mut m) if kind.as_deref() == Some("Snapshot") => {
-                if header.mode.is_none() {
-                    header.mode = m
-                        .get("mode")
-                        .and_then(Value::as_str)
-                        .and_then(|s| s.parse().ok());
-                }
-                if header.nodes_readable.is_none() {
-                    header.nodes_readable = m.get("nodesReadable").and_then(Value::as_bool);
-                }
-                if let Some(Value::Array(captured)) = m.remove("captured") {
-                    for c in captured {
-                        store.put_captured(c);
-                    }
-                }
-                match m.remove("items") {
-                    Some(Value::Array(a)) => a,
-                    _ => Vec::new(),
-                }
-            }
-            Value::Object(mut m) if kind.as_deref() == Some("List") => match m.remove("items") {
-                Some(Value::Array(a)) => a,
-                _ => Vec::new(),
-            },
-            Value::Array(a) => a,
-            other => vec![other],
-        };
+        if header.mode.is_none() {
+            header.mode = doc.mode;
+        }
+        if header.nodes_readable.is_none() {
+            header.nodes_readable = doc.nodes_readable;
+        }
         store.header = header;
-        for item in items {
-            store.put(item);
+        for c in &doc.captured {
+            store.put_captured(c, captured_fields(c));
+        }
+        for item in &doc.items {
+            store.put(item, item_fields(item));
         }
         for c in classified {
             store.insert_row(c.observation, AttemptsSummary::of(&c.attempts), None);
@@ -310,70 +550,94 @@ impl Store {
         Ok(store)
     }
 
-    fn put_captured(&mut self, value: Value) {
-        let trainjob_uid = value
-            .get("trainJobUID")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let pod_uid = value
-            .get("pod")
-            .and_then(|p| str_at(p, &["metadata", "uid"]))
-            .unwrap_or("")
-            .to_string();
-        self.captured
-            .retain(|c| !(c.trainjob_uid == trainjob_uid && c.pod_uid == pod_uid));
-        self.linker.upsert_captured(
-            Linked::Captured(trainjob_uid.clone(), pod_uid.clone()),
-            &value,
-        );
-        self.captured.push(Captured {
-            trainjob_uid,
-            pod_uid,
-            value,
-            json: OnceLock::new(),
-        });
+    fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
     }
 
-    /// Adds or replaces an object; returns its key (None for kinds not read).
-    fn put(&mut self, value: Value) -> Option<ItemKey> {
-        let kind = value.get("kind").and_then(Value::as_str)?.to_string();
-        if !READ_KINDS.contains(&kind.as_str()) {
+    /// The key a captured entry's fields give.
+    fn captured_key(fields: &Value) -> CapturedKey {
+        (
+            fields
+                .get("trainJobUID")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            fields
+                .get("pod")
+                .and_then(|p| str_at(p, &["metadata", "uid"]))
+                .unwrap_or("")
+                .to_string(),
+        )
+    }
+
+    /// Adds or replaces a captured entry, given its text and
+    /// [`captured_fields`].
+    fn put_captured(&mut self, json: &str, fields: Value) {
+        let key = Store::captured_key(&fields);
+        self.remove_captured(&key.0, &key.1);
+        self.linker
+            .upsert_captured(Linked::Captured(key.0.clone(), key.1.clone()), &fields);
+        let seq = self.next_seq();
+        self.captured_order.insert(seq, key.clone());
+        self.captured.insert(
+            key,
+            Kept {
+                json: json.into(),
+                seq,
+            },
+        );
+    }
+
+    /// The key an item's fields give (None for kinds not read).
+    fn item_key(fields: &Value) -> Option<ItemKey> {
+        let kind = fields.get("kind").and_then(Value::as_str)?;
+        if !READ_KINDS.contains(&kind) {
             return None;
         }
-        let ns = str_at(&value, &["metadata", "namespace"]).unwrap_or("");
-        let name = str_at(&value, &["metadata", "name"]).unwrap_or("");
-        let key = ItemKey::new(&kind, if kind == "Node" { "" } else { ns }, name);
+        let ns = str_at(fields, &["metadata", "namespace"]).unwrap_or("");
+        let name = str_at(fields, &["metadata", "name"]).unwrap_or("");
+        Some(ItemKey::new(
+            kind,
+            if kind == "Node" { "" } else { ns },
+            name,
+        ))
+    }
+
+    /// Adds or replaces an object, given its text and [`item_fields`];
+    /// returns its key (None for kinds not read).
+    fn put(&mut self, json: &str, fields: Value) -> Option<ItemKey> {
+        let key = Store::item_key(&fields)?;
         self.remove(&key);
-        self.linker.upsert(Linked::Item(key.clone()), &value);
-        self.order.push(key.clone());
+        self.linker.upsert(Linked::Item(key.clone()), &fields);
+        let seq = self.next_seq();
+        self.order.insert(seq, key.clone());
         self.items.insert(
             key.clone(),
-            Item {
-                value,
-                json: OnceLock::new(),
+            Kept {
+                json: json.into(),
+                seq,
             },
         );
         Some(key)
     }
 
     fn remove(&mut self, key: &ItemKey) -> bool {
-        if self.items.remove(key).is_none() {
+        let Some(kept) = self.items.remove(key) else {
             return false;
-        }
+        };
         self.linker.remove(&Linked::Item(key.clone()));
-        self.order.retain(|k| k != key);
+        self.order.remove(&kept.seq);
         true
     }
 
     /// Drops a captured pod.
     fn remove_captured(&mut self, trainjob_uid: &str, pod_uid: &str) {
-        self.captured
-            .retain(|c| !(c.trainjob_uid == trainjob_uid && c.pod_uid == pod_uid));
-        self.linker.remove(&Linked::Captured(
-            trainjob_uid.to_string(),
-            pod_uid.to_string(),
-        ));
+        let key = (trainjob_uid.to_string(), pod_uid.to_string());
+        if let Some(kept) = self.captured.remove(&key) {
+            self.captured_order.remove(&kept.seq);
+        }
+        self.linker.remove(&Linked::Captured(key.0, key.1));
     }
 
     /// The sub-snapshot of a view: its items and captured pods in input order.
@@ -387,33 +651,23 @@ impl Store {
             out.push_str(&format!("\"nodesReadable\":{n},"));
         }
         out.push_str("\"items\":[");
-        // Borrowed once, so the filters below clone no keys.
-        let mut items_in: BTreeSet<&ItemKey> = BTreeSet::new();
-        let mut captured_in: BTreeSet<(&str, &str)> = BTreeSet::new();
+        // The view is small: its own members are looked up and put in
+        // input order, the store's other objects are not visited.
+        let mut items: Vec<&Kept> = Vec::new();
+        let mut captured: Vec<&Kept> = Vec::new();
         for linked in view {
             match linked {
-                Linked::Item(key) => {
-                    items_in.insert(key);
-                }
+                Linked::Item(key) => items.extend(self.items.get(key)),
                 Linked::Captured(trainjob_uid, pod_uid) => {
-                    captured_in.insert((trainjob_uid, pod_uid));
+                    captured.extend(self.captured.get(&(trainjob_uid.clone(), pod_uid.clone())))
                 }
             }
         }
-        let items = self
-            .order
-            .iter()
-            .filter(|k| items_in.contains(k))
-            .filter_map(|k| self.items.get(k))
-            .map(Item::json);
-        push_joined(&mut out, items);
+        items.sort_by_key(|k| k.seq);
+        captured.sort_by_key(|k| k.seq);
+        push_joined(&mut out, items.iter().map(|k| &*k.json));
         out.push_str("],\"captured\":[");
-        let captured = self
-            .captured
-            .iter()
-            .filter(|c| captured_in.contains(&(c.trainjob_uid.as_str(), c.pod_uid.as_str())))
-            .map(Captured::json);
-        push_joined(&mut out, captured);
+        push_joined(&mut out, captured.iter().map(|k| &*k.json));
         out.push_str("]}");
         out
     }
@@ -506,15 +760,19 @@ impl Store {
         applied
     }
 
-    /// Applies a `change` event (`upserts`, `deletes`, `captured`,
-    /// `capturedDropped`, `nodesReadable`); `now` stamps the changed rows.
-    pub fn apply_change(&mut self, change: &Value, now: f64) -> Applied {
+    /// Applies a `change` event's text (`upserts`, `deletes`, `captured`,
+    /// `capturedDropped`, `nodesReadable`), parsed once: its upserts and
+    /// captured pods are kept as the slices of it they are. `now` stamps
+    /// the changed rows. None when the text is not JSON (nothing applied).
+    pub fn apply_change(&mut self, text: &str, now: f64) -> Option<Applied> {
+        let change = Change::parse(text)?;
         let mut affected: BTreeSet<Linked> = BTreeSet::new();
-        let upserts = change.get("upserts").and_then(Value::as_array);
-        let deletes = change.get("deletes").and_then(Value::as_array);
+        let upsert_fields: Vec<Value> = change.upserts.iter().map(|u| item_fields(u)).collect();
+        let captured_fields: Vec<Value> =
+            change.captured.iter().map(|c| captured_fields(c)).collect();
         // Before: what each changed object reached.
         let mut keys: Vec<ItemKey> = Vec::new();
-        for u in upserts.into_iter().flatten() {
+        for u in &upsert_fields {
             let kind = u.get("kind").and_then(Value::as_str).unwrap_or("");
             let ns = if kind == "Node" {
                 ""
@@ -527,7 +785,7 @@ impl Store {
                 str_at(u, &["metadata", "name"]).unwrap_or(""),
             ));
         }
-        for d in deletes.into_iter().flatten() {
+        for d in &change.deletes {
             let kind = d.get("kind").and_then(Value::as_str).unwrap_or("");
             let ns = if kind == "Node" {
                 ""
@@ -541,45 +799,43 @@ impl Store {
             ));
         }
         let mut linked: Vec<Linked> = keys.iter().cloned().map(Linked::Item).collect();
-        let captured_key = |c: &Value, pod_uid: Option<&str>| {
-            Linked::Captured(
-                c.get("trainJobUID")
+        for c in &captured_fields {
+            let (t, p) = Store::captured_key(c);
+            linked.push(Linked::Captured(t, p));
+        }
+        for d in &change.dropped {
+            linked.push(Linked::Captured(
+                d.get("trainJobUID")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string(),
-                pod_uid.unwrap_or("").to_string(),
-            )
-        };
-        let captured = change.get("captured").and_then(Value::as_array);
-        let dropped = change.get("capturedDropped").and_then(Value::as_array);
-        for c in captured.into_iter().flatten() {
-            let pod_uid = c.get("pod").and_then(|p| str_at(p, &["metadata", "uid"]));
-            linked.push(captured_key(c, pod_uid));
-        }
-        for d in dropped.into_iter().flatten() {
-            linked.push(captured_key(d, d.get("podUID").and_then(Value::as_str)));
+                d.get("podUID")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            ));
         }
         for k in &linked {
             affected.extend(self.linker.affected_by(k));
         }
         // Apply.
         // In the order the stream's contract gives: deletes, then upserts.
-        for k in &keys[upserts.map_or(0, Vec::len)..] {
+        for k in &keys[upsert_fields.len()..] {
             self.remove(k);
         }
-        for u in upserts.into_iter().flatten() {
-            self.put(u.clone());
+        for (u, fields) in change.upserts.iter().zip(upsert_fields) {
+            self.put(u, fields);
         }
-        for c in captured.into_iter().flatten() {
-            self.put_captured(c.clone());
+        for (c, fields) in change.captured.iter().zip(captured_fields) {
+            self.put_captured(c, fields);
         }
-        for d in dropped.into_iter().flatten() {
+        for d in &change.dropped {
             let t = d.get("trainJobUID").and_then(Value::as_str).unwrap_or("");
             let p = d.get("podUID").and_then(Value::as_str).unwrap_or("");
             self.remove_captured(t, p);
         }
         let mut everything = false;
-        if let Some(n) = change.get("nodesReadable").and_then(Value::as_bool) {
+        if let Some(n) = change.nodes_readable {
             if self.header.nodes_readable != Some(n) {
                 self.header.nodes_readable = Some(n);
                 everything = true;
@@ -592,7 +848,7 @@ impl Store {
         if everything {
             affected.extend(self.items.keys().cloned().map(Linked::Item));
         }
-        self.reclassify(affected, now)
+        Some(self.reclassify(affected, now))
     }
 
     /// Every row, in the spec's order.
@@ -649,16 +905,16 @@ impl Store {
         }
         m.insert(
             "items".into(),
-            Value::Array(
-                self.order
-                    .iter()
-                    .map(|k| self.items[k].value.clone())
-                    .collect(),
-            ),
+            Value::Array(self.order.values().map(|k| self.items[k].value()).collect()),
         );
         m.insert(
             "captured".into(),
-            Value::Array(self.captured.iter().map(|c| c.value.clone()).collect()),
+            Value::Array(
+                self.captured_order
+                    .values()
+                    .map(|k| self.captured[k].value())
+                    .collect(),
+            ),
         );
         serde_json::to_string_pretty(&Value::Object(m)).unwrap_or_default()
     }
@@ -727,7 +983,9 @@ mod tests {
                     } => serde_json::json!({"upserts": [], "deletes": [],
                         "capturedDropped": [{"trainJobUID": trainjob_uid, "podUID": pod_uid}]}),
                 };
-                let applied = store.apply_change(&change, step_no as f64);
+                let applied = store
+                    .apply_change(&change.to_string(), step_no as f64)
+                    .expect("JSON");
                 reclassified += applied.reclassified.len();
                 let whole =
                     Store::load(&world.snapshot(mode, nodes).to_string(), Header::default())
@@ -830,8 +1088,12 @@ mod tests {
         // The TrainJob loses its Complete condition: it runs again.
         let mut tj = second["items"][0].clone();
         tj["status"] = serde_json::json!({});
-        let applied =
-            store.apply_change(&serde_json::json!({"upserts": [tj], "deletes": []}), 42.0);
+        let applied = store
+            .apply_change(
+                &serde_json::json!({"upserts": [tj], "deletes": []}).to_string(),
+                42.0,
+            )
+            .expect("JSON");
         // The TrainJob and its pods (orphan candidates), not the other job.
         assert!(applied.reclassified.contains(&key));
         assert!(
@@ -854,9 +1116,9 @@ mod tests {
 
         // Deleting the TrainJob leaves its JobSet as an orphan.
         let applied = store.apply_change(
-            &serde_json::json!({"upserts": [], "deletes": [{"kind": "TrainJob", "namespace": "team-a", "name": "gpt-9-s3", "uid": "x"}]}),
+            &serde_json::json!({"upserts": [], "deletes": [{"kind": "TrainJob", "namespace": "team-a", "name": "gpt-9-s3", "uid": "x"}]}).to_string(),
             43.0,
-        );
+        ).expect("JSON");
         assert_eq!(applied.removed, vec![key.clone()]);
         let orphan = store
             .row(&ItemKey::new("JobSet", "team-a", "gpt-9-s3"))
@@ -908,16 +1170,100 @@ mod tests {
         let mut store = Store::load(&snap.to_string(), Header::default()).unwrap();
         let before = store.row(&key).unwrap().clone();
         assert_eq!(before.attempts.count, 2);
-        let applied = store.apply_change(
-            &serde_json::json!({"upserts": [], "deletes": [], "captured": [oom]}),
-            7.0,
-        );
+        let applied = store
+            .apply_change(
+                &serde_json::json!({"upserts": [], "deletes": [], "captured": [oom]}).to_string(),
+                7.0,
+            )
+            .expect("JSON");
         assert_eq!(applied.changed, vec![key.clone()]);
         let after = store.row(&key).unwrap();
         assert_eq!(after.observation, before.observation);
         assert_eq!(after.attempts, row.attempts);
         assert_ne!(after.revision, before.revision);
         assert_eq!(after.changed_at, Some(7.0));
+    }
+
+    /// The typed pass over an item's text reads what the linker and the
+    /// key read of the whole value, for every item of every case and for
+    /// items whose fields have other types or repeat (read whole instead).
+    #[test]
+    fn the_fields_read_give_what_the_whole_item_gives() {
+        let mut texts: Vec<String> = all_cases()
+            .iter()
+            .flat_map(|c| {
+                c["snapshot"]["items"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|v| v.to_string())
+            .collect();
+        assert!(texts.len() > 50, "{}", texts.len());
+        texts.extend(
+            [
+                r#"{"kind":"Pod","metadata":null,"spec":{"nodeName":"n1"}}"#,
+                r#"{"kind":"Pod","metadata":"x"}"#,
+                r#"{"kind":"Pod","metadata":{"name":"a","name":"b","labels":{"k":1}}}"#,
+                r#"{"kind":"Pod","metadata":{"name":"a","labels":[1]},"spec":"s"}"#,
+                r#"{"kind":3}"#,
+                r#"[1,2]"#,
+            ]
+            .map(String::from),
+        );
+        for text in &texts {
+            let whole: Value = serde_json::from_str(text).unwrap();
+            let read = item_fields(text);
+            assert_eq!(
+                classify_wasm::Links::of_item(&read),
+                classify_wasm::Links::of_item(&whole),
+                "{text}"
+            );
+            assert_eq!(Store::item_key(&read), Store::item_key(&whole), "{text}");
+        }
+        for text in [
+            r#"{"trainJobUID":"u","pod":{"metadata":{"uid":"p"},"spec":{"nodeName":"n"}}}"#,
+            r#"{"trainJobUID":"u","pod":null}"#,
+            r#"{"trainJobUID":5,"pod":"x"}"#,
+        ] {
+            let whole: Value = serde_json::from_str(text).unwrap();
+            let read = captured_fields(text);
+            assert_eq!(
+                classify_wasm::Links::of_captured(&read),
+                classify_wasm::Links::of_captured(&whole),
+                "{text}"
+            );
+            assert_eq!(Store::captured_key(&read), Store::captured_key(&whole));
+        }
+    }
+
+    /// Items are kept as the text they came as (sub-snapshots are made of
+    /// it), from a first load and from a change, in every shape a document
+    /// can have.
+    #[test]
+    fn items_are_kept_as_the_text_sent() {
+        let pod = r#"{ "kind": "Pod", "metadata": { "name": "p", "namespace": "ns" } }"#;
+        let key = ItemKey::new("Pod", "ns", "p");
+        for doc in [
+            format!(r#"{{"kind":"Snapshot","mode":"plain","items":[{pod}],"captured":[]}}"#),
+            format!(r#"{{"kind":"List","items":[{pod}]}}"#),
+            format!("[{pod}]"),
+            pod.to_string(),
+        ] {
+            let store = Store::load(&doc, Header::default()).unwrap();
+            assert_eq!(store.items.get(&key).map(|k| &*k.json), Some(pod), "{doc}");
+        }
+        let mut store =
+            Store::load(r#"{"kind":"Snapshot","items":[]}"#, Header::default()).unwrap();
+        let change = format!(r#"{{"upserts":[{pod}],"deletes":[]}}"#);
+        assert!(store.apply_change(&change, 1.0).is_some());
+        assert_eq!(store.items.get(&key).map(|k| &*k.json), Some(pod));
+        // Not JSON: nothing applied. A part of another type is ignored.
+        assert_eq!(store.apply_change("{", 2.0), None);
+        let odd =
+            r#"{"upserts":{"kind":"Pod"},"deletes":[{"kind":"Pod","namespace":"ns","name":"p"}]}"#;
+        assert!(store.apply_change(odd, 3.0).is_some());
+        assert!(store.items.is_empty());
     }
 
     #[test]

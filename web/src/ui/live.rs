@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -130,12 +129,15 @@ fn connect(live: Live, ns: String, generation: u64) {
         if !current() {
             return;
         }
-        if let Some(change) = message_text(&e).and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        {
+        if let Some(text) = message_text(&e) {
             let now = now_ms();
-            live.store.update_untracked(|s| {
-                s.apply_change(&change, now);
-            });
+            // The frame's text goes to the store as it came: parsed there once.
+            let applied = live
+                .store
+                .try_update_untracked(|s| s.apply_change(&text, now).is_some());
+            if applied != Some(true) {
+                return;
+            }
             schedule_repaint(live);
             if live.conn.get_untracked() != Conn::Live {
                 live.conn.set(Conn::Live);
@@ -307,16 +309,27 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     });
 
     let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
-    let rows: Memo<Vec<Arc<Row>>> = Memo::new(move |_| {
-        filter.with(|f| {
-            live.store.with(|s| {
-                s.rows()
-                    .filter(|r| f.matches(&r.observation))
-                    .cloned()
-                    .collect()
+    // A row's revision changes whenever its content does, so two lists are
+    // the same when their rows are the same allocations: comparing 1,000
+    // observations field by field on every change is not needed.
+    let rows: Memo<Vec<Arc<Row>>> = Memo::new_with_compare(
+        move |_| {
+            filter.with(|f| {
+                live.store.with(|s| {
+                    s.rows()
+                        .filter(|r| f.matches(&r.observation))
+                        .cloned()
+                        .collect()
+                })
             })
-        })
-    });
+        },
+        |old, new| match (old, new) {
+            (Some(old), Some(new)) => {
+                old.len() != new.len() || old.iter().zip(new).any(|(a, b)| !Arc::ptr_eq(a, b))
+            }
+            _ => true,
+        },
+    );
     let counts = Memo::new(move |_| {
         live.store
             .with(|s| Counts::of(s.rows().map(|r| &r.observation)))
