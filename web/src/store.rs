@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use classify_wasm::{
-    AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options,
-    READ_KINDS,
+    AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options, OrderKey,
+    SnapshotWriter, READ_KINDS,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -64,19 +64,6 @@ impl ItemKey {
         let mut parts = id.splitn(3, '/');
         Some(ItemKey::new(parts.next()?, parts.next()?, parts.next()?))
     }
-}
-
-/// The order of section 3: namespace, job, TrainJobs before orphans, kind, name.
-pub type OrderKey = (String, String, bool, String, String);
-
-pub fn order_key(o: &Observation) -> OrderKey {
-    (
-        o.object.namespace.clone(),
-        o.job.clone(),
-        o.object.kind != "TrainJob",
-        o.object.kind.clone(),
-        o.object.name.clone(),
-    )
 }
 
 /// What the table shows of a row's attempts (the trace's `attempts`): how
@@ -154,14 +141,6 @@ type CapturedKey = (String, String);
 struct Kept {
     json: Box<str>,
     seq: u64,
-}
-
-impl Kept {
-    /// The text as a value again, for the rare reader that wants one (the
-    /// download).
-    fn value(&self) -> Value {
-        serde_json::from_str(&self.json).unwrap_or(Value::Null)
-    }
 }
 
 /// The fields of an item that the store and the linker read (its key and
@@ -476,15 +455,6 @@ fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
 }
 
 /// Writes `parts` separated by commas.
-fn push_joined<'a>(out: &mut String, parts: impl Iterator<Item = &'a str>) {
-    for (i, part) in parts.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(part);
-    }
-}
-
 /// Why input could not be loaded into the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
@@ -642,15 +612,6 @@ impl Store {
 
     /// The sub-snapshot of a view: its items and captured pods in input order.
     fn sub_snapshot(&self, view: &BTreeSet<Linked>) -> String {
-        let mut out = String::with_capacity(4096);
-        out.push_str("{\"kind\":\"Snapshot\",");
-        if let Some(m) = self.header.mode {
-            out.push_str(&format!("\"mode\":\"{}\",", m.as_str()));
-        }
-        if let Some(n) = self.header.nodes_readable {
-            out.push_str(&format!("\"nodesReadable\":{n},"));
-        }
-        out.push_str("\"items\":[");
         // The view is small: its own members are looked up and put in
         // input order, the store's other objects are not visited.
         let mut items: Vec<&Kept> = Vec::new();
@@ -665,11 +626,14 @@ impl Store {
         }
         items.sort_by_key(|k| k.seq);
         captured.sort_by_key(|k| k.seq);
-        push_joined(&mut out, items.iter().map(|k| &*k.json));
-        out.push_str("],\"captured\":[");
-        push_joined(&mut out, captured.iter().map(|k| &*k.json));
-        out.push_str("]}");
-        out
+        let mut writer = SnapshotWriter::new(self.header.options());
+        for item in items {
+            writer.item(&item.json);
+        }
+        for entry in captured {
+            writer.captured_entry(&entry.json);
+        }
+        writer.finish()
     }
 
     /// What one row's classification reads.
@@ -684,7 +648,7 @@ impl Store {
         changed_at: Option<f64>,
     ) -> bool {
         let key = ItemKey::of(&o);
-        let order = order_key(&o);
+        let order = o.order_key();
         let previous = self
             .row_order
             .remove(&key)
@@ -893,30 +857,20 @@ impl Store {
             .find(|e| ItemKey::of(&e.observation) == *key)
     }
 
-    /// The snapshot the browser classified, as the spec's JSON.
+    /// The snapshot the browser classified, as the spec's JSON (indented,
+    /// for people: it is what the page offers to download).
     pub fn snapshot_json(&self) -> String {
-        let mut m = Map::new();
-        m.insert("kind".into(), Value::from("Snapshot"));
-        if let Some(mode) = self.header.mode {
-            m.insert("mode".into(), Value::from(mode.as_str()));
+        let mut writer = SnapshotWriter::new(self.header.options());
+        for key in self.order.values() {
+            writer.item(&self.items[key].json);
         }
-        if let Some(n) = self.header.nodes_readable {
-            m.insert("nodesReadable".into(), Value::from(n));
+        for key in self.captured_order.values() {
+            writer.captured_entry(&self.captured[key].json);
         }
-        m.insert(
-            "items".into(),
-            Value::Array(self.order.values().map(|k| self.items[k].value()).collect()),
-        );
-        m.insert(
-            "captured".into(),
-            Value::Array(
-                self.captured_order
-                    .values()
-                    .map(|k| self.captured[k].value())
-                    .collect(),
-            ),
-        );
-        serde_json::to_string_pretty(&Value::Object(m)).unwrap_or_default()
+        let text = writer.finish();
+        serde_json::from_str::<Value>(&text)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or(text)
     }
 }
 
