@@ -33,7 +33,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags};
 use serde_json::Value;
 
 use super::history::{Change, HistoryKey, ObjectHistory};
-use super::projection::{self, ObjectKind, StoredObject};
+use super::projection::{ApiObject, ObjectKind, Projected, StoredObject};
 use super::store::CapturedPod;
 
 /// The schema version this binary writes and reads.
@@ -492,13 +492,17 @@ impl StateDir {
 /// a projection is itself, so the indexed fields come back as they were.
 fn reproject(kind: &str, json: &str) -> Option<StoredObject> {
     let kind = ObjectKind::parse(kind)?;
-    let value: Value = serde_json::from_str(json).ok()?;
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
+    // Parsed once, straight into what the projection reads, as a watch
+    // parses what it receives.
+    let object: ApiObject = serde_json::from_str(json).ok()?;
+    let api_version = object
+        .api_version()
         .unwrap_or(kind.api_version())
         .to_string();
-    projection::project_at(kind, &api_version, &value)
+    match object.project(kind, &api_version) {
+        Projected::Stored(stored) => Some(stored),
+        Projected::NotStored(_) => None,
+    }
 }
 
 fn encode_changes(history: &ObjectHistory) -> String {

@@ -246,6 +246,9 @@ pub enum Projected {
 /// so parsing text directly and parsing a `Value` of it agree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApiObject {
+    /// The `apiVersion` written in the object (the state directory's
+    /// projections say which version they were read at).
+    api_version: Option<String>,
     meta: Meta,
     spec: Spec,
     status: Status,
@@ -363,6 +366,11 @@ impl ApiObject {
         // A `&Value` deserializer cannot fail, and nothing in `ApiObject`
         // rejects a value: every field of a wrong type is skipped.
         ApiObject::deserialize(object).unwrap_or_default()
+    }
+
+    /// The object's own `apiVersion`, when it has one.
+    pub fn api_version(&self) -> Option<&str> {
+        self.api_version.as_deref()
     }
 
     /// `metadata.resourceVersion`, where a watch resumes from.
@@ -859,8 +867,10 @@ impl<'de> Visitor<'de> for FieldSeed {
 impl Lenient for ApiObject {
     fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
         let mut object = ApiObject::default();
-        read_fields(map, &["metadata", "spec", "status"], |field, map| {
+        const FIELDS: &[&str] = &["apiVersion", "metadata", "spec", "status"];
+        read_fields(map, FIELDS, |field, map| {
             match field {
+                "apiVersion" => object.api_version = lenient(map)?,
                 "metadata" => object.meta = lenient(map)?.unwrap_or_default(),
                 "spec" => object.spec = lenient(map)?.unwrap_or_default(),
                 "status" => object.status = lenient(map)?.unwrap_or_default(),

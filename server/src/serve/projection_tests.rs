@@ -633,6 +633,28 @@ mod equivalence {
         assert!(checked >= 8, "{checked}");
     }
 
+    /// The state directory reads projections back as text: the projection
+    /// of a projection is itself, at the version it was read at.
+    #[test]
+    fn a_projection_read_back_is_itself() {
+        // Not a Namespace: its labels are read (as they always were) but
+        // not kept, and the state directory does not hold namespaces.
+        for (kind, object) in realistic_objects()
+            .into_iter()
+            .filter(|(kind, _)| *kind != ObjectKind::Namespace)
+        {
+            let Some(stored) = project_at(kind, "example.test/v9", &object) else {
+                continue;
+            };
+            let again: ApiObject = serde_json::from_str(&stored.json).expect("parses");
+            assert_eq!(again.api_version(), Some("example.test/v9"));
+            assert_eq!(
+                again.project(kind, "example.test/v9"),
+                Projected::Stored(stored)
+            );
+        }
+    }
+
     #[test]
     fn a_pod_of_no_job_keeps_only_its_identity() {
         let pod = json!({"metadata": {"name": "web", "namespace": "a", "uid": "u",
