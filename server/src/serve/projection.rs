@@ -9,6 +9,16 @@
 //! `schedulingGates` are kept; of labels and annotations only the keys the
 //! engine reads. A field of the wrong type is dropped rather than kept, so
 //! the stored projection is always valid engine input.
+//!
+//! How: one parse and one write. An object is deserialized straight into an
+//! [`ApiObject`], the fields a projection keeps and nothing else (what is not
+//! read, a pod's env or `managedFields`, is skipped by the parser unbuilt),
+//! and [`ApiObject::project`] writes the projection's JSON text directly.
+//! The watch loops parse the API's responses into it; [`project`] reads an
+//! object held as a `Value` (tests) through the very same code, and the state
+//! directory its stored text, so no path can project differently. The text
+//! is the one a `serde_json::Map` would print (keys sorted): the tests keep
+//! the earlier Map-building projection as the reference, byte for byte.
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;

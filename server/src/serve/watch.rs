@@ -18,6 +18,10 @@
 //! ([`FailureLog`]), with an info when it recovers; each watch's state is
 //! kept on the [`HealthBoard`] for `/readyz`.
 //!
+//! Every kind is read alike, as a `Watched` object at the resource
+//! discovery gave: parsed once, straight into what its projection keeps
+//! ([`ApiObject`]), and projected from there.
+//!
 //! Read-only: only `list` and `watch` requests are made (and discovery's
 //! `get`s).
 
