@@ -29,11 +29,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, Statement, ToSql, Transaction};
 use serde_json::Value;
 
 use super::history::{Change, HistoryKey, ObjectHistory};
-use super::projection::{self, ObjectKind, StoredObject};
+use super::projection::{ApiObject, ObjectKind, Projected, StoredObject};
 use super::store::CapturedPod;
 
 /// The schema version this binary writes and reads.
@@ -389,87 +389,64 @@ impl StateDir {
         let sqlite = |source| classify_error(&path, source);
         let tx = self.conn.transaction().map_err(sqlite)?;
         {
-            let mut put_object = tx
-                .prepare(
-                    "INSERT INTO objects (kind, namespace, name, json) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (kind, namespace, name) DO UPDATE SET json = excluded.json",
-                )
-                .map_err(sqlite)?;
-            let mut delete_object = tx
-                .prepare("DELETE FROM objects WHERE kind = ?1 AND namespace = ?2 AND name = ?3")
-                .map_err(sqlite)?;
-            let mut put_owner = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO pod_owners (pod_uid, trainjob_uid) VALUES (?1, ?2)",
-                )
-                .map_err(sqlite)?;
-            let mut delete_owner = tx
-                .prepare("DELETE FROM pod_owners WHERE pod_uid = ?1")
-                .map_err(sqlite)?;
-            let mut put_captured = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO captured
-                     (trainjob_uid, pod_uid, namespace, across_gap, pod_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(sqlite)?;
-            let mut delete_captured = tx
-                .prepare("DELETE FROM captured WHERE trainjob_uid = ?1 AND pod_uid = ?2")
-                .map_err(sqlite)?;
-            let mut put_history = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO history
-                     (kind, namespace, name, uid, gone_since, changes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(sqlite)?;
-            let mut delete_history = tx
-                .prepare(
-                    "DELETE FROM history
-                     WHERE kind = ?1 AND namespace = ?2 AND name = ?3 AND uid = ?4",
-                )
-                .map_err(sqlite)?;
+            // Each statement is prepared at its first use in the batch: a
+            // batch of pod changes, the common one, prepares one, not eight.
+            let mut statements: [Option<Statement<'_>>; Write::COUNT] = Default::default();
             for op in ops {
+                let mut run = |which: Write, values: &[&dyn ToSql]| {
+                    prepared(&mut statements, &tx, which)
+                        .and_then(|statement| statement.execute(values))
+                };
                 match op {
-                    Op::PutObject(object) if kept(object.kind) => put_object.execute(params![
-                        object.kind.name(),
-                        object.namespace,
-                        object.name,
-                        &*object.json
-                    ]),
+                    Op::PutObject(object) if kept(object.kind) => run(
+                        Write::PutObject,
+                        params![
+                            object.kind.name(),
+                            object.namespace,
+                            object.name,
+                            &*object.json
+                        ],
+                    ),
                     Op::PutObject(_) => Ok(0),
                     Op::DeleteObject {
                         kind,
                         namespace,
                         name,
-                    } => delete_object.execute(params![kind.name(), namespace, name]),
+                    } => run(Write::DeleteObject, params![kind.name(), namespace, name]),
                     Op::PutOwner {
                         pod_uid,
                         trainjob_uid,
-                    } => put_owner.execute(params![pod_uid, trainjob_uid]),
-                    Op::DeleteOwner { pod_uid } => delete_owner.execute(params![pod_uid]),
-                    Op::PutCaptured(captured) => put_captured.execute(params![
-                        captured.trainjob_uid,
-                        captured.pod.uid,
-                        captured.namespace,
-                        captured.across_gap,
-                        &*captured.pod.json
-                    ]),
+                    } => run(Write::PutOwner, params![pod_uid, trainjob_uid]),
+                    Op::DeleteOwner { pod_uid } => run(Write::DeleteOwner, params![pod_uid]),
+                    Op::PutCaptured(captured) => run(
+                        Write::PutCaptured,
+                        params![
+                            captured.trainjob_uid,
+                            captured.pod.uid,
+                            captured.namespace,
+                            captured.across_gap,
+                            &*captured.pod.json
+                        ],
+                    ),
                     Op::DeleteCaptured {
                         trainjob_uid,
                         pod_uid,
-                    } => delete_captured.execute(params![trainjob_uid, pod_uid]),
-                    Op::PutHistory(key, history) => put_history.execute(params![
-                        key.kind,
-                        key.namespace,
-                        key.name,
-                        key.uid,
-                        history.gone_since,
-                        encode_changes(history)
-                    ]),
-                    Op::DeleteHistory(key) => {
-                        delete_history.execute(params![key.kind, key.namespace, key.name, key.uid])
-                    }
+                    } => run(Write::DeleteCaptured, params![trainjob_uid, pod_uid]),
+                    Op::PutHistory(key, history) => run(
+                        Write::PutHistory,
+                        params![
+                            key.kind,
+                            key.namespace,
+                            key.name,
+                            key.uid,
+                            history.gone_since,
+                            encode_changes(history)
+                        ],
+                    ),
+                    Op::DeleteHistory(key) => run(
+                        Write::DeleteHistory,
+                        params![key.kind, key.namespace, key.name, key.uid],
+                    ),
                 }
                 .map_err(sqlite)?;
             }
@@ -488,17 +465,86 @@ impl StateDir {
     }
 }
 
+/// The statements [`StateDir::write`] runs.
+#[derive(Debug, Clone, Copy)]
+enum Write {
+    PutObject,
+    DeleteObject,
+    PutOwner,
+    DeleteOwner,
+    PutCaptured,
+    DeleteCaptured,
+    PutHistory,
+    DeleteHistory,
+}
+
+impl Write {
+    /// One slot per variant: the last one's index is `COUNT - 1`.
+    const COUNT: usize = Write::DeleteHistory as usize + 1;
+
+    fn sql(self) -> &'static str {
+        match self {
+            Write::PutObject => {
+                "INSERT INTO objects (kind, namespace, name, json) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (kind, namespace, name) DO UPDATE SET json = excluded.json"
+            }
+            Write::DeleteObject => {
+                "DELETE FROM objects WHERE kind = ?1 AND namespace = ?2 AND name = ?3"
+            }
+            Write::PutOwner => {
+                "INSERT OR REPLACE INTO pod_owners (pod_uid, trainjob_uid) VALUES (?1, ?2)"
+            }
+            Write::DeleteOwner => "DELETE FROM pod_owners WHERE pod_uid = ?1",
+            Write::PutCaptured => {
+                "INSERT OR REPLACE INTO captured
+                     (trainjob_uid, pod_uid, namespace, across_gap, pod_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5)"
+            }
+            Write::DeleteCaptured => {
+                "DELETE FROM captured WHERE trainjob_uid = ?1 AND pod_uid = ?2"
+            }
+            Write::PutHistory => {
+                "INSERT OR REPLACE INTO history
+                     (kind, namespace, name, uid, gone_since, changes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            }
+            Write::DeleteHistory => {
+                "DELETE FROM history
+                     WHERE kind = ?1 AND namespace = ?2 AND name = ?3 AND uid = ?4"
+            }
+        }
+    }
+}
+
+/// The statement `which`, prepared in `tx` at its first use.
+fn prepared<'s, 'c>(
+    statements: &'s mut [Option<Statement<'c>>; Write::COUNT],
+    tx: &'c Transaction<'_>,
+    which: Write,
+) -> rusqlite::Result<&'s mut Statement<'c>> {
+    let slot = &mut statements[which as usize];
+    let statement = match slot.take() {
+        Some(statement) => statement,
+        None => tx.prepare(which.sql())?,
+    };
+    Ok(slot.insert(statement))
+}
+
 /// A stored projection read back as the store holds it: the projection of
 /// a projection is itself, so the indexed fields come back as they were.
 fn reproject(kind: &str, json: &str) -> Option<StoredObject> {
     let kind = ObjectKind::parse(kind)?;
-    let value: Value = serde_json::from_str(json).ok()?;
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
+    // Parsed once, straight into what the projection reads, as a watch
+    // parses what it receives.
+    let object: ApiObject = serde_json::from_str(json).ok()?;
+    let api_version = object
+        .api_version()
         .unwrap_or(kind.api_version())
         .to_string();
-    projection::project_at(kind, &api_version, &value)
+    match object.project(kind, &api_version) {
+        Projected::Stored(stored) => Some(stored),
+        Projected::NotStored(_) => None,
+    }
 }
 
 fn encode_changes(history: &ObjectHistory) -> String {

@@ -9,11 +9,25 @@
 //! `schedulingGates` are kept; of labels and annotations only the keys the
 //! engine reads. A field of the wrong type is dropped rather than kept, so
 //! the stored projection is always valid engine input.
+//!
+//! How: one parse and one write. An object is deserialized straight into an
+//! [`ApiObject`], the fields a projection keeps and nothing else (what is not
+//! read, a pod's env or `managedFields`, is skipped by the parser unbuilt),
+//! and [`ApiObject::project`] writes the projection's JSON text directly.
+//! The watch loops parse the API's responses into it; [`project`] reads an
+//! object held as a `Value` (tests) through the very same code, and the state
+//! directory its stored text, so no path can project differently. The text
+//! is the one a `serde_json::Map` would print (keys sorted): the tests keep
+//! the earlier Map-building projection as the reference, byte for byte.
 
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use classify_wasm::{fields, keys};
-use serde_json::{Map, Value};
+use classify_wasm::keys;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 /// The kinds the server watches and stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -116,6 +130,12 @@ impl ObjectKind {
     }
 }
 
+/// The labels and annotations the engine reads, kept on a stored object;
+/// every other one is dropped.
+pub(crate) use classify_wasm::fields::{
+    ANNOTATIONS_READ as KEPT_ANNOTATIONS, LABELS_READ as KEPT_LABELS,
+};
+
 /// One stored object: its identity, the few fields the server indexes by,
 /// and its projection as JSON text, ready to be spliced into a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,354 +209,928 @@ pub fn project(kind: ObjectKind, object: &Value) -> Option<StoredObject> {
 
 /// [`project`] for an object read at `api_version` (the version watched,
 /// which discovery chose; the engine reads a kind the same in each).
+///
+/// The object is read through the same [`ApiObject`] the watch loops parse
+/// their responses into, so a projection cannot depend on where its object
+/// came from.
 pub fn project_at(kind: ObjectKind, api_version: &str, object: &Value) -> Option<StoredObject> {
-    let mut out = Map::new();
-    out.insert("apiVersion".into(), Value::from(api_version));
-    out.insert("kind".into(), Value::from(kind.name()));
-    let meta = object.get("metadata").unwrap_or(&Value::Null);
-    let meta_out = if kind == ObjectKind::Namespace {
-        // Only its existence matters: no labels, no annotations.
-        pick_strings(meta, &["name", "uid"])
-    } else {
-        project_metadata(meta)
-    };
-    out.insert("metadata".into(), Value::Object(meta_out));
-    let spec = object.get("spec").unwrap_or(&Value::Null);
-    let status = object.get("status").unwrap_or(&Value::Null);
-    let mut spec_out = Map::new();
-    let mut status_out = Map::new();
-    match kind {
-        ObjectKind::TrainJob => {
-            copy_bool(spec, "suspend", &mut spec_out);
-            copy_conditions(status, &mut status_out);
-        }
-        ObjectKind::JobSet => copy_integer(status, "restarts", &mut status_out),
-        ObjectKind::Workload => {
-            copy_bool(spec, "active", &mut spec_out);
-            copy_conditions(status, &mut status_out);
-            if let Some(checks) = status.get("admissionChecks").and_then(Value::as_array) {
-                let checks = checks
-                    .iter()
-                    .filter(|c| c.is_object())
-                    .map(|c| Value::Object(pick_strings(c, &["name", "state", "message"])))
-                    .collect();
-                status_out.insert("admissionChecks".into(), Value::Array(checks));
-            }
-        }
-        ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
-        ObjectKind::Node => copy_conditions(status, &mut status_out),
-        ObjectKind::Pod => {
-            copy_string(spec, "nodeName", &mut spec_out);
-            if let Some(gates) = spec.get("schedulingGates").and_then(Value::as_array) {
-                let gates = gates
-                    .iter()
-                    .filter(|g| g.is_object())
-                    .map(|g| Value::Object(pick_strings(g, &["name"])))
-                    .collect();
-                spec_out.insert("schedulingGates".into(), Value::Array(gates));
-            }
-            copy_string(status, "phase", &mut status_out);
-            copy_conditions(status, &mut status_out);
-            let node_container = status
-                .get("containerStatuses")
-                .and_then(Value::as_array)
-                .and_then(|all| {
-                    all.iter()
-                        .find(|c| c.get("name").and_then(Value::as_str) == Some("node"))
-                });
-            if let Some(container) = node_container {
-                status_out.insert(
-                    "containerStatuses".into(),
-                    Value::Array(vec![project_node_container(container)]),
-                );
-            }
-        }
+    match ApiObject::from_value(object).project(kind, api_version) {
+        Projected::Stored(stored) => Some(stored),
+        Projected::NotStored(_) => None,
     }
-    if !spec_out.is_empty() {
-        out.insert("spec".into(), Value::Object(spec_out));
-    }
-    if !status_out.is_empty() {
-        out.insert("status".into(), Value::Object(status_out));
-    }
-    let json: Arc<str> = Value::Object(out).to_string().into();
-    let meta_str = |key: &str| {
-        meta.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let label = |key: &str| {
-        meta.get("labels")
-            .and_then(|l| l.get(key))
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    };
-    let stored = StoredObject {
-        kind,
-        namespace: if kind.namespaced() {
-            meta_str("namespace")
-        } else {
-            String::new()
-        },
-        name: meta_str("name"),
-        uid: meta_str("uid"),
-        job_id: label(keys::JOB_ID),
-        submission: label(keys::SUBMISSION),
-        jobset_name: label(keys::JOBSET_NAME),
-        job_uid: label(keys::JOB_UID),
-        trainjob_owners: meta
-            .get("ownerReferences")
-            .and_then(Value::as_array)
-            .map(|owners| {
-                owners
-                    .iter()
-                    .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
-                    .filter_map(|o| o.get("uid").and_then(Value::as_str))
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        node_name: spec
-            .get("nodeName")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty() && kind == ObjectKind::Pod)
-            .map(str::to_string),
-        json,
-    };
-    if kind == ObjectKind::Pod && stored.job_id.is_none() && stored.jobset_name.is_none() {
-        return None;
-    }
-    Some(stored)
 }
 
-fn project_metadata(meta: &Value) -> Map<String, Value> {
-    let mut out = pick_strings(
-        meta,
-        &[
+/// What an object from the API becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Projected {
+    /// It is stored: its projection.
+    Stored(StoredObject),
+    /// A pod of no job, which is not stored: only its kind, namespace, name
+    /// and UID (`json` is `{}`), so that the removal of a pod that was
+    /// stored before (it lost its job labels) can still be applied.
+    NotStored(StoredObject),
+}
+
+/// An object as the API serves it, parsed down to the fields a projection
+/// keeps, of every kind at once (the kind picks among them when it is
+/// projected). Everything else (a pod's env and volumes, `managedFields`,
+/// the other labels and annotations) is skipped by the parser without being
+/// built, and a field of the wrong type is skipped like an unknown one: the
+/// projection's "wrong types dropped". The watch loops deserialize their
+/// list and watch responses straight into it, so an object is parsed once
+/// and its projection written once ([`ApiObject::project`]).
+///
+/// Duplicate keys resolve as in a `serde_json::Value` (the last one wins),
+/// so parsing text directly and parsing a `Value` of it agree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApiObject {
+    /// The `apiVersion` written in the object (the state directory's
+    /// projections say which version they were read at).
+    api_version: Option<String>,
+    meta: Meta,
+    spec: Spec,
+    status: Status,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Meta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+    creation_timestamp: Option<String>,
+    deletion_timestamp: Option<String>,
+    /// The kept labels: key to string value.
+    labels: BTreeMap<&'static str, String>,
+    annotations: BTreeMap<&'static str, String>,
+    /// Present when `ownerReferences` is an array; its object entries.
+    owners: Option<Vec<Owner>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Owner {
+    kind: Option<String>,
+    name: Option<String>,
+    uid: Option<String>,
+    controller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Spec {
+    /// TrainJob.
+    suspend: Option<bool>,
+    /// Workload.
+    active: Option<bool>,
+    /// Pod.
+    node_name: Option<String>,
+    /// Pod: the gates' names (`None`: a gate without a string name).
+    scheduling_gates: Option<Vec<Named>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Named {
+    name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Status {
+    /// TrainJob, Workload, Node, Pod.
+    conditions: Option<Vec<Condition>>,
+    /// JobSet.
+    restarts: Option<Integer>,
+    /// Workload.
+    admission_checks: Option<Vec<AdmissionCheck>>,
+    /// Pod.
+    phase: Option<String>,
+    /// Pod: the first entry of `containerStatuses` named `node`.
+    node_container: Option<ContainerStatus>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Condition {
+    type_: Option<String>,
+    status: Option<String>,
+    reason: Option<String>,
+    message: Option<String>,
+    last_transition_time: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct AdmissionCheck {
+    name: Option<String>,
+    state: Option<String>,
+    message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ContainerStatus {
+    name: Option<String>,
+    state: Option<ContainerState>,
+    last_state: Option<ContainerState>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ContainerState {
+    terminated: Option<Terminated>,
+    waiting: Option<Waiting>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Terminated {
+    exit_code: Option<Integer>,
+    finished_at: Option<String>,
+    message: Option<String>,
+    reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Waiting {
+    message: Option<String>,
+    reason: Option<String>,
+}
+
+/// A JSON integer as `serde_json::Value` holds one (`u64`, or `i64` when
+/// negative); a float is no integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Integer {
+    Unsigned(u64),
+    Signed(i64),
+}
+
+impl ApiObject {
+    /// Reads an object held as a `Value` (tests, the state directory).
+    pub fn from_value(object: &Value) -> ApiObject {
+        // A `&Value` deserializer cannot fail, and nothing in `ApiObject`
+        // rejects a value: every field of a wrong type is skipped.
+        ApiObject::deserialize(object).unwrap_or_default()
+    }
+
+    /// The object's own `apiVersion`, when it has one.
+    pub fn api_version(&self) -> Option<&str> {
+        self.api_version.as_deref()
+    }
+
+    /// `metadata.resourceVersion`, where a watch resumes from.
+    pub fn resource_version(&self) -> Option<&str> {
+        self.meta.resource_version.as_deref()
+    }
+
+    /// The projection of this object read as `kind` at `api_version`.
+    pub fn project(self, kind: ObjectKind, api_version: &str) -> Projected {
+        let has_label = |key: &str| self.meta.labels.get(key).is_some_and(|v| !v.is_empty());
+        let stored =
+            kind != ObjectKind::Pod || has_label(keys::JOB_ID) || has_label(keys::JOBSET_NAME);
+        let json: Arc<str> = if stored {
+            self.write(kind, api_version).into()
+        } else {
+            "{}".into()
+        };
+        let Meta {
+            name,
+            namespace,
+            uid,
+            mut labels,
+            owners,
+            ..
+        } = self.meta;
+        let identity = StoredObject {
+            kind,
+            namespace: if kind.namespaced() {
+                namespace.unwrap_or_default()
+            } else {
+                String::new()
+            },
+            name: name.unwrap_or_default(),
+            uid: uid.unwrap_or_default(),
+            job_id: None,
+            submission: None,
+            jobset_name: None,
+            job_uid: None,
+            trainjob_owners: Vec::new(),
+            node_name: None,
+            json,
+        };
+        if !stored {
+            return Projected::NotStored(identity);
+        }
+        let mut label = |key: &str| labels.remove(key).filter(|v| !v.is_empty());
+        Projected::Stored(StoredObject {
+            job_id: label(keys::JOB_ID),
+            submission: label(keys::SUBMISSION),
+            jobset_name: label(keys::JOBSET_NAME),
+            job_uid: label(keys::JOB_UID),
+            trainjob_owners: owners
+                .into_iter()
+                .flatten()
+                .filter(|o| o.kind.as_deref() == Some("TrainJob"))
+                .filter_map(|o| o.uid)
+                .collect(),
+            node_name: self
+                .spec
+                .node_name
+                .filter(|n| !n.is_empty() && kind == ObjectKind::Pod),
+            ..identity
+        })
+    }
+
+    /// The projection's JSON text. Keys are written in sorted order, as a
+    /// `serde_json::Map` (a `BTreeMap`) writes them, so the text is the one
+    /// the server has always stored and sent.
+    fn write(&self, kind: ObjectKind, api_version: &str) -> String {
+        let mut out = String::with_capacity(512);
+        let mut top = JsonObject::open(&mut out);
+        top.string("apiVersion", Some(api_version));
+        top.string("kind", Some(kind.name()));
+        let meta = &self.meta;
+        top.object("metadata", |m| {
+            if kind == ObjectKind::Namespace {
+                // Only its existence matters: no labels, no annotations.
+                m.string("name", meta.name.as_deref());
+                m.string("uid", meta.uid.as_deref());
+                return;
+            }
+            m.object_if_any("annotations", |a| write_strings(a, &meta.annotations));
+            m.string("creationTimestamp", meta.creation_timestamp.as_deref());
+            m.string("deletionTimestamp", meta.deletion_timestamp.as_deref());
+            m.object_if_any("labels", |l| write_strings(l, &meta.labels));
+            m.string("name", meta.name.as_deref());
+            m.string("namespace", meta.namespace.as_deref());
+            if let Some(owners) = &meta.owners {
+                m.array("ownerReferences", owners, |o, owner| {
+                    o.boolean("controller", owner.controller);
+                    o.string("kind", owner.kind.as_deref());
+                    o.string("name", owner.name.as_deref());
+                    o.string("uid", owner.uid.as_deref());
+                });
+            }
+            m.string("uid", meta.uid.as_deref());
+        });
+        let (spec, status) = (&self.spec, &self.status);
+        top.object_if_any("spec", |s| match kind {
+            ObjectKind::TrainJob => s.boolean("suspend", spec.suspend),
+            ObjectKind::Workload => s.boolean("active", spec.active),
+            ObjectKind::Pod => {
+                s.string("nodeName", spec.node_name.as_deref());
+                if let Some(gates) = &spec.scheduling_gates {
+                    s.array("schedulingGates", gates, |g, gate| {
+                        g.string("name", gate.name.as_deref())
+                    });
+                }
+            }
+            _ => {}
+        });
+        top.object_if_any("status", |s| match kind {
+            ObjectKind::TrainJob | ObjectKind::Node => write_conditions(s, status),
+            ObjectKind::JobSet => s.integer("restarts", status.restarts),
+            ObjectKind::Workload => {
+                if let Some(checks) = &status.admission_checks {
+                    s.array("admissionChecks", checks, |c, check| {
+                        c.string("message", check.message.as_deref());
+                        c.string("name", check.name.as_deref());
+                        c.string("state", check.state.as_deref());
+                    });
+                }
+                write_conditions(s, status);
+            }
+            ObjectKind::Pod => {
+                write_conditions(s, status);
+                if let Some(container) = &status.node_container {
+                    s.array("containerStatuses", [container], write_node_container);
+                }
+                s.string("phase", status.phase.as_deref());
+            }
+            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
+        });
+        top.close();
+        out
+    }
+}
+
+fn write_strings(out: &mut JsonObject<'_>, strings: &BTreeMap<&'static str, String>) {
+    for (key, value) in strings {
+        out.string(key, Some(value));
+    }
+}
+
+fn write_conditions(out: &mut JsonObject<'_>, status: &Status) {
+    if let Some(conditions) = &status.conditions {
+        out.array("conditions", conditions, |c, condition| {
+            c.string(
+                "lastTransitionTime",
+                condition.last_transition_time.as_deref(),
+            );
+            c.string("message", condition.message.as_deref());
+            c.string("reason", condition.reason.as_deref());
+            c.string("status", condition.status.as_deref());
+            c.string("type", condition.type_.as_deref());
+        });
+    }
+}
+
+fn write_node_container(out: &mut JsonObject<'_>, container: &ContainerStatus) {
+    let terminated = |out: &mut JsonObject<'_>, state: &ContainerState| {
+        if let Some(t) = &state.terminated {
+            out.object("terminated", |t_out| {
+                t_out.integer("exitCode", t.exit_code);
+                t_out.string("finishedAt", t.finished_at.as_deref());
+                t_out.string("message", t.message.as_deref());
+                t_out.string("reason", t.reason.as_deref());
+            });
+        }
+    };
+    if let Some(last) = &container.last_state {
+        // Of the last state only how it ended is read.
+        out.object("lastState", |l| terminated(l, last));
+    }
+    out.string("name", container.name.as_deref());
+    if let Some(state) = &container.state {
+        out.object("state", |s| {
+            terminated(s, state);
+            if let Some(w) = &state.waiting {
+                s.object("waiting", |w_out| {
+                    w_out.string("message", w.message.as_deref());
+                    w_out.string("reason", w.reason.as_deref());
+                });
+            }
+        });
+    }
+}
+
+/// Writes one JSON object into a string, compact, as `serde_json` writes
+/// it. Writing to a `String` cannot fail, so nothing here returns an error.
+struct JsonObject<'a> {
+    out: &'a mut String,
+    empty: bool,
+}
+
+impl<'a> JsonObject<'a> {
+    fn open(out: &'a mut String) -> Self {
+        out.push('{');
+        JsonObject { out, empty: true }
+    }
+
+    fn close(self) {
+        self.out.push('}');
+    }
+
+    fn key(&mut self, key: &str) {
+        if !self.empty {
+            self.out.push(',');
+        }
+        self.empty = false;
+        write_json_string(self.out, key);
+        self.out.push(':');
+    }
+
+    fn string(&mut self, key: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            self.key(key);
+            write_json_string(self.out, value);
+        }
+    }
+
+    fn boolean(&mut self, key: &str, value: Option<bool>) {
+        if let Some(value) = value {
+            self.key(key);
+            self.out.push_str(if value { "true" } else { "false" });
+        }
+    }
+
+    fn integer(&mut self, key: &str, value: Option<Integer>) {
+        if let Some(value) = value {
+            self.key(key);
+            let digits = match value {
+                Integer::Unsigned(n) => n.to_string(),
+                Integer::Signed(n) => n.to_string(),
+            };
+            self.out.push_str(&digits);
+        }
+    }
+
+    fn object(&mut self, key: &str, fill: impl FnOnce(&mut JsonObject<'_>)) {
+        self.key(key);
+        let mut inner = JsonObject::open(self.out);
+        fill(&mut inner);
+        inner.close();
+    }
+
+    /// [`JsonObject::object`], left out entirely when `fill` writes nothing.
+    fn object_if_any(&mut self, key: &str, fill: impl FnOnce(&mut JsonObject<'_>)) {
+        let (mark, was_empty) = (self.out.len(), self.empty);
+        self.key(key);
+        let mut inner = JsonObject::open(self.out);
+        fill(&mut inner);
+        if inner.empty {
+            self.out.truncate(mark);
+            self.empty = was_empty;
+        } else {
+            inner.close();
+        }
+    }
+
+    fn array<'i, T: 'i>(
+        &mut self,
+        key: &str,
+        items: impl IntoIterator<Item = &'i T>,
+        mut each: impl FnMut(&mut JsonObject<'_>, &T),
+    ) {
+        self.key(key);
+        self.out.push('[');
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            let mut element = JsonObject::open(self.out);
+            each(&mut element, item);
+            element.close();
+        }
+        self.out.push(']');
+    }
+}
+
+/// A JSON string literal, escaped exactly as `serde_json` escapes it: `"`,
+/// `\` and the control characters below U+0020 (the usual short forms, else
+/// `\u00xx`); everything else as it is.
+fn write_json_string(out: &mut String, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let mut plain_from = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let short = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so `i` is a char boundary.
+        out.push_str(text.get(plain_from..i).unwrap_or_default());
+        plain_from = i + 1;
+        if short.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        } else {
+            out.push_str(short);
+        }
+    }
+    out.push_str(text.get(plain_from..).unwrap_or_default());
+    out.push('"');
+}
+
+// Parsing. Every field is read through `Lenient`: a value of the wanted
+// type is kept, any other is skipped (a map or an array is read through, not
+// built), so a wrong type never fails the object.
+
+impl<'de> Deserialize<'de> for ApiObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Maybe::<ApiObject>::deserialize(deserializer)?
+            .0
+            .unwrap_or_default())
+    }
+}
+
+/// A value read leniently: `Some` when it has the type `T` reads.
+struct Maybe<T>(Option<T>);
+
+/// A type read from a JSON value of one type; a value of another type
+/// yields nothing and is skipped.
+trait Lenient: Sized {
+    fn from_str(_: &str) -> Option<Self> {
+        None
+    }
+    fn from_string(text: String) -> Option<Self> {
+        Self::from_str(&text)
+    }
+    fn from_bool(_: bool) -> Option<Self> {
+        None
+    }
+    fn from_integer(_: Integer) -> Option<Self> {
+        None
+    }
+    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Option<Self>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+}
+
+impl<'de, T: Lenient> Deserialize<'de> for Maybe<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(LenientVisitor(PhantomData))
+            .map(Maybe)
+    }
+}
+
+struct LenientVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Lenient> Visitor<'de> for LenientVisitor<T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(T::from_bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(T::from_integer(Integer::Signed(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(T::from_integer(Integer::Unsigned(v)))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(T::from_str(v))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(T::from_string(v))
+    }
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        T::from_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        T::from_map(map)
+    }
+}
+
+impl Lenient for String {
+    fn from_str(text: &str) -> Option<Self> {
+        Some(text.to_owned())
+    }
+    fn from_string(text: String) -> Option<Self> {
+        Some(text)
+    }
+}
+
+impl Lenient for bool {
+    fn from_bool(v: bool) -> Option<Self> {
+        Some(v)
+    }
+}
+
+impl Lenient for Integer {
+    fn from_integer(v: Integer) -> Option<Self> {
+        Some(v)
+    }
+}
+
+/// An array: its elements of the type `T` reads, the others skipped (the
+/// projection keeps only the object entries of a list).
+impl<T: Lenient> Lenient for Vec<T> {
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Option<Self>, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(element) = seq.next_element::<Maybe<T>>()? {
+            kept.extend(element.0);
+        }
+        Ok(Some(kept))
+    }
+}
+
+/// Reads the entries of a map whose key is one of `fields`, handing each to
+/// `read` with the key as written in `fields` (which must read its value);
+/// every other entry is skipped without allocating its key.
+fn read_fields<'de, A: MapAccess<'de>>(
+    mut map: A,
+    fields: &'static [&'static str],
+    mut read: impl FnMut(&'static str, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    while let Some(field) = map.next_key_seed(FieldSeed(fields))? {
+        match field {
+            Some(field) => read(field, &mut map)?,
+            None => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The next value of `map`, read leniently.
+fn lenient<'de, T: Lenient, A: MapAccess<'de>>(map: &mut A) -> Result<Option<T>, A::Error> {
+    Ok(map.next_value::<Maybe<T>>()?.0)
+}
+
+fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+    map.next_value::<IgnoredAny>().map(|_| ())
+}
+
+/// A map key: which of the wanted fields it is, if any.
+struct FieldSeed(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = Option<&'static str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldSeed {
+    type Value = Option<&'static str>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().copied().find(|field| *field == key))
+    }
+}
+
+impl Lenient for ApiObject {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut object = ApiObject::default();
+        const FIELDS: &[&str] = &["apiVersion", "metadata", "spec", "status"];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "apiVersion" => object.api_version = lenient(map)?,
+                "metadata" => object.meta = lenient(map)?.unwrap_or_default(),
+                "spec" => object.spec = lenient(map)?.unwrap_or_default(),
+                "status" => object.status = lenient(map)?.unwrap_or_default(),
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(object))
+    }
+}
+
+impl Lenient for Meta {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut meta = Meta::default();
+        const FIELDS: &[&str] = &[
             "name",
             "namespace",
             "uid",
+            "resourceVersion",
             "creationTimestamp",
             "deletionTimestamp",
-        ],
-    );
-    for (field, kept) in [
-        ("labels", &fields::LABELS_READ[..]),
-        ("annotations", &fields::ANNOTATIONS_READ[..]),
-    ] {
-        let picked = pick_strings(meta.get(field).unwrap_or(&Value::Null), kept);
-        if !picked.is_empty() {
-            out.insert(field.into(), Value::Object(picked));
-        }
-    }
-    if let Some(owners) = meta.get("ownerReferences").and_then(Value::as_array) {
-        let owners: Vec<Value> = owners
-            .iter()
-            .filter(|o| o.is_object())
-            .map(|o| {
-                let mut owner = pick_strings(o, &["kind", "name", "uid"]);
-                copy_bool(o, "controller", &mut owner);
-                Value::Object(owner)
-            })
-            .collect();
-        out.insert("ownerReferences".into(), Value::Array(owners));
-    }
-    out
-}
-
-fn project_node_container(container: &Value) -> Value {
-    let mut out = pick_strings(container, &["name"]);
-    let terminated = |state: &Value| {
-        state.get("terminated").filter(|t| t.is_object()).map(|t| {
-            let mut kept = pick_strings(t, &["reason", "message", "finishedAt"]);
-            copy_integer(t, "exitCode", &mut kept);
-            Value::Object(kept)
-        })
-    };
-    if let Some(state) = container.get("state").filter(|s| s.is_object()) {
-        let mut kept = Map::new();
-        if let Some(t) = terminated(state) {
-            kept.insert("terminated".into(), t);
-        }
-        if let Some(w) = state.get("waiting").filter(|w| w.is_object()) {
-            kept.insert(
-                "waiting".into(),
-                Value::Object(pick_strings(w, &["reason", "message"])),
-            );
-        }
-        out.insert("state".into(), Value::Object(kept));
-    }
-    if let Some(last) = container.get("lastState").filter(|s| s.is_object()) {
-        let mut kept = Map::new();
-        if let Some(t) = terminated(last) {
-            kept.insert("terminated".into(), t);
-        }
-        out.insert("lastState".into(), Value::Object(kept));
-    }
-    Value::Object(out)
-}
-
-fn copy_conditions(status: &Value, out: &mut Map<String, Value>) {
-    if let Some(conditions) = status.get("conditions").and_then(Value::as_array) {
-        let kept = conditions
-            .iter()
-            .filter(|c| c.is_object())
-            .map(|c| {
-                Value::Object(pick_strings(
-                    c,
-                    &["type", "status", "reason", "message", "lastTransitionTime"],
-                ))
-            })
-            .collect();
-        out.insert("conditions".into(), Value::Array(kept));
+            "labels",
+            "annotations",
+            "ownerReferences",
+        ];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "name" => meta.name = lenient(map)?,
+                "namespace" => meta.namespace = lenient(map)?,
+                "uid" => meta.uid = lenient(map)?,
+                "resourceVersion" => meta.resource_version = lenient(map)?,
+                "creationTimestamp" => meta.creation_timestamp = lenient(map)?,
+                "deletionTimestamp" => meta.deletion_timestamp = lenient(map)?,
+                "labels" => {
+                    meta.labels = lenient::<KeptLabels, _>(map)?.unwrap_or_default().0;
+                }
+                "annotations" => {
+                    meta.annotations = lenient::<KeptAnnotations, _>(map)?.unwrap_or_default().0;
+                }
+                "ownerReferences" => meta.owners = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(meta))
     }
 }
 
-/// The string-valued fields among `keys`; anything else is dropped.
-fn pick_strings(from: &Value, keys: &[&str]) -> Map<String, Value> {
-    keys.iter()
-        .filter_map(|k| {
-            from.get(*k)
-                .filter(|v| v.is_string())
-                .map(|v| ((*k).to_string(), v.clone()))
-        })
-        .collect()
+/// The string values of the keys in `kept`, the last of duplicates winning.
+fn read_kept_strings<'de, A: MapAccess<'de>>(
+    map: A,
+    kept: &'static [&'static str],
+) -> Result<BTreeMap<&'static str, String>, A::Error> {
+    let mut strings = BTreeMap::new();
+    read_fields(map, kept, |key, map| {
+        match lenient::<String, _>(map)? {
+            Some(value) => strings.insert(key, value),
+            None => strings.remove(key),
+        };
+        Ok(())
+    })?;
+    Ok(strings)
 }
 
-fn copy_string(from: &Value, key: &str, out: &mut Map<String, Value>) {
-    if let Some(v) = from.get(key).filter(|v| v.is_string()) {
-        out.insert(key.into(), v.clone());
+#[derive(Default)]
+struct KeptLabels(BTreeMap<&'static str, String>);
+
+impl Lenient for KeptLabels {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        read_kept_strings(map, &KEPT_LABELS).map(|kept| Some(KeptLabels(kept)))
     }
 }
 
-fn copy_bool(from: &Value, key: &str, out: &mut Map<String, Value>) {
-    if let Some(v) = from.get(key).filter(|v| v.is_boolean()) {
-        out.insert(key.into(), v.clone());
+#[derive(Default)]
+struct KeptAnnotations(BTreeMap<&'static str, String>);
+
+impl Lenient for KeptAnnotations {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        read_kept_strings(map, &KEPT_ANNOTATIONS).map(|kept| Some(KeptAnnotations(kept)))
     }
 }
 
-fn copy_integer(from: &Value, key: &str, out: &mut Map<String, Value>) {
-    if let Some(v) = from.get(key).filter(|v| v.is_i64() || v.is_u64()) {
-        out.insert(key.into(), v.clone());
+impl Lenient for Owner {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut owner = Owner::default();
+        read_fields(map, &["kind", "name", "uid", "controller"], |field, map| {
+            match field {
+                "kind" => owner.kind = lenient(map)?,
+                "name" => owner.name = lenient(map)?,
+                "uid" => owner.uid = lenient(map)?,
+                "controller" => owner.controller = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(owner))
+    }
+}
+
+impl Lenient for Spec {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut spec = Spec::default();
+        read_fields(
+            map,
+            &["suspend", "active", "nodeName", "schedulingGates"],
+            |field, map| {
+                match field {
+                    "suspend" => spec.suspend = lenient(map)?,
+                    "active" => spec.active = lenient(map)?,
+                    "nodeName" => spec.node_name = lenient(map)?,
+                    "schedulingGates" => spec.scheduling_gates = lenient(map)?,
+                    _ => skip(map)?,
+                }
+                Ok(())
+            },
+        )?;
+        Ok(Some(spec))
+    }
+}
+
+impl Lenient for Named {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut named = Named::default();
+        read_fields(map, &["name"], |field, map| {
+            match field {
+                "name" => named.name = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(named))
+    }
+}
+
+impl Lenient for Status {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut status = Status::default();
+        const FIELDS: &[&str] = &[
+            "conditions",
+            "restarts",
+            "admissionChecks",
+            "phase",
+            "containerStatuses",
+        ];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "conditions" => status.conditions = lenient(map)?,
+                "restarts" => status.restarts = lenient(map)?,
+                "admissionChecks" => status.admission_checks = lenient(map)?,
+                "phase" => status.phase = lenient(map)?,
+                "containerStatuses" => {
+                    let all: Option<Vec<ContainerStatus>> = lenient(map)?;
+                    status.node_container = all
+                        .into_iter()
+                        .flatten()
+                        .find(|c| c.name.as_deref() == Some("node"));
+                }
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(status))
+    }
+}
+
+impl Lenient for Condition {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut c = Condition::default();
+        const FIELDS: &[&str] = &["type", "status", "reason", "message", "lastTransitionTime"];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "type" => c.type_ = lenient(map)?,
+                "status" => c.status = lenient(map)?,
+                "reason" => c.reason = lenient(map)?,
+                "message" => c.message = lenient(map)?,
+                "lastTransitionTime" => c.last_transition_time = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(c))
+    }
+}
+
+impl Lenient for AdmissionCheck {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut check = AdmissionCheck::default();
+        read_fields(map, &["name", "state", "message"], |field, map| {
+            match field {
+                "name" => check.name = lenient(map)?,
+                "state" => check.state = lenient(map)?,
+                "message" => check.message = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(check))
+    }
+}
+
+impl Lenient for ContainerStatus {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut c = ContainerStatus::default();
+        read_fields(map, &["name", "state", "lastState"], |field, map| {
+            match field {
+                "name" => c.name = lenient(map)?,
+                "state" => c.state = lenient(map)?,
+                "lastState" => c.last_state = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(c))
+    }
+}
+
+impl Lenient for ContainerState {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut state = ContainerState::default();
+        read_fields(map, &["terminated", "waiting"], |field, map| {
+            match field {
+                "terminated" => state.terminated = lenient(map)?,
+                "waiting" => state.waiting = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(state))
+    }
+}
+
+impl Lenient for Terminated {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut t = Terminated::default();
+        const FIELDS: &[&str] = &["reason", "message", "finishedAt", "exitCode"];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "reason" => t.reason = lenient(map)?,
+                "message" => t.message = lenient(map)?,
+                "finishedAt" => t.finished_at = lenient(map)?,
+                "exitCode" => t.exit_code = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(t))
+    }
+}
+
+impl Lenient for Waiting {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        let mut w = Waiting::default();
+        read_fields(map, &["reason", "message"], |field, map| {
+            match field {
+                "reason" => w.reason = lenient(map)?,
+                "message" => w.message = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
+        Ok(Some(w))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn pod_with_secrets() -> Value {
-        json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {
-                "name": "llm-7-s3-node-0-0-abcde", "namespace": "team-a", "uid": "p1",
-                "managedFields": [{"manager": "kubelet"}],
-                "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7",
-                    "dispatch.phpboyscout.uk/submission": "s3", "app": "secret-app-label"},
-                "annotations": {"dispatch.phpboyscout.uk/admission": "2",
-                    "kubectl.kubernetes.io/last-applied-configuration": "{\"env\":\"hunter2\"}"},
-                "ownerReferences": [{"kind": "Job", "name": "j", "uid": "ju", "controller": true}],
-            },
-            "spec": {
-                "nodeName": "gpu-1",
-                "schedulingGates": [{"name": "g"}],
-                "containers": [{"name": "node", "env": [{"name": "TOKEN", "value": "hunter2"}]}],
-                "volumes": [{"name": "s", "secret": {"secretName": "creds"}}],
-            },
-            "status": {
-                "phase": "Failed",
-                "conditions": [{"type": "Ready", "status": "False", "extra": "x"}],
-                "containerStatuses": [
-                    {"name": "sidecar", "state": {"terminated": {"exitCode": 3}}},
-                    {"name": "node", "image": "img", "state": {"terminated": {"exitCode": 137,
-                        "reason": "OOMKilled", "finishedAt": "2024-01-01T00:00:00Z"}},
-                     "lastState": {}},
-                ],
-            },
-        })
-    }
-
-    #[test]
-    fn a_pod_keeps_only_what_the_engine_reads() {
-        let stored = project(ObjectKind::Pod, &pod_with_secrets()).expect("a job pod is stored");
-        assert!(!stored.json.contains("hunter2"), "{}", stored.json);
-        assert!(!stored.json.contains("managedFields"));
-        assert!(!stored.json.contains("secret"));
-        assert!(!stored.json.contains("sidecar"));
-        let v = stored.value();
-        assert_eq!(
-            v["spec"],
-            json!({"nodeName": "gpu-1", "schedulingGates": [{"name": "g"}]})
-        );
-        assert_eq!(
-            v["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
-            137
-        );
-        assert_eq!(
-            v["metadata"]["annotations"],
-            json!({"dispatch.phpboyscout.uk/admission": "2"})
-        );
-        assert_eq!(stored.node_name.as_deref(), Some("gpu-1"));
-        assert_eq!(stored.job_id.as_deref(), Some("llm-7"));
-        assert!(stored.trainjob_owners.is_empty());
-    }
-
-    #[test]
-    fn a_pod_of_no_job_is_not_stored() {
-        let pod = json!({"metadata": {"name": "web", "namespace": "a", "labels": {"app": "web"}}});
-        assert_eq!(project(ObjectKind::Pod, &pod), None);
-    }
-
-    #[test]
-    fn fields_of_the_wrong_type_are_dropped() {
-        let tj = json!({"metadata": {"name": "x-s1", "uid": 7, "labels": {"dispatch.phpboyscout.uk/job-id": 3}},
-            "spec": {"suspend": "yes"}, "status": {"conditions": [1, {"type": "Complete", "status": true}]}});
-        let stored = project(ObjectKind::TrainJob, &tj).expect("TrainJobs are always stored");
-        assert_eq!(stored.uid, "");
-        assert_eq!(stored.job_id, None);
-        let v = stored.value();
-        assert_eq!(v["spec"], Value::Null);
-        assert_eq!(v["status"]["conditions"], json!([{"type": "Complete"}]));
-        let observations = classify_wasm::classify(
-            &format!("{{\"kind\":\"Snapshot\",\"mode\":\"plain\",\"nodesReadable\":true,\"items\":[{}]}}", stored.json),
-            classify_wasm::Options::default(),
-        );
-        assert!(observations.is_ok(), "the projection is valid engine input");
-    }
-
-    #[test]
-    fn a_namespace_keeps_only_its_name_and_uid() {
-        let ns = json!({"metadata": {"name": "team-b", "uid": "n1", "namespace": "x",
-            "labels": {"kubernetes.io/metadata.name": "team-b"},
-            "annotations": {"dispatch.phpboyscout.uk/hold-instance": "h"}},
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
-        let stored = project(ObjectKind::Namespace, &ns).expect("stored");
-        assert_eq!(
-            stored.value(),
-            json!({"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": "team-b", "uid": "n1"}})
-        );
-        assert_eq!(
-            (stored.namespace.as_str(), stored.name.as_str()),
-            ("", "team-b")
-        );
-        assert!(!ObjectKind::ALL.contains(&ObjectKind::Namespace));
-        assert_eq!(
-            ObjectKind::parse("namespaces"),
-            None,
-            "not an inspectable kind"
-        );
-    }
-
-    #[test]
-    fn kinds_parse_from_urls() {
-        assert_eq!(ObjectKind::parse("trainjobs"), Some(ObjectKind::TrainJob));
-        assert_eq!(ObjectKind::parse("Pod"), Some(ObjectKind::Pod));
-        assert_eq!(ObjectKind::parse("secrets"), None);
-        assert_eq!(ObjectKind::JobSet.group(), "jobset.x-k8s.io");
-        assert_eq!(ObjectKind::Pod.group(), "");
-        assert_eq!(ObjectKind::Pod.version(), "v1");
-    }
-}
+#[path = "projection_tests.rs"]
+mod tests;

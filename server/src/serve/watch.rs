@@ -18,25 +18,31 @@
 //! ([`FailureLog`]), with an info when it recovers; each watch's state is
 //! kept on the [`HealthBoard`] for `/readyz`.
 //!
+//! Every kind is read alike, as a `Watched` object at the resource
+//! discovery gave: parsed once, straight into what its projection keeps
+//! ([`ApiObject`]), and projected from there.
+//!
 //! Read-only: only `list` and `watch` requests are made (and discovery's
 //! `get`s).
 
-use std::fmt::{Debug, Display};
+use std::fmt::Display;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use std::borrow::Cow;
+
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
-use kube::api::{DynamicObject, ListParams, WatchEvent as KubeEvent, WatchParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{ApiResource, ListParams, WatchEvent as KubeEvent, WatchParams};
+use kube::core::DynamicResourceScope;
 use kube::{Api, Client};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Deserializer};
 use tokio::sync::mpsc;
 
 use super::discovery::{self, Availability};
 use super::health::{HealthBoard, WatchState};
-use super::projection::{project_at, ObjectKind, StoredObject};
+use super::projection::{ApiObject, ObjectKind, Projected, StoredObject};
 use super::store::{EventBody, WatchEvent};
 
 /// Objects per list page.
@@ -224,9 +230,59 @@ impl Watcher {
             .set_api_version(self.kind, &self.scope, Some(api_version.to_string()));
     }
 
-    fn to_stored<K: Serialize>(&self, object: &K) -> Option<StoredObject> {
-        let value = serde_json::to_value(object).ok()?;
-        project_at(self.kind, &self.api_version, &value)
+    fn project(&self, object: Watched) -> Projected {
+        object.object.project(self.kind, &self.api_version)
+    }
+}
+
+/// What the watch loops ask the API for, every kind alike: each object of a
+/// list or watch response is parsed straight into an [`ApiObject`] (the
+/// fields its projection keeps, nothing else built) and projected from
+/// there, with no typed object, `Value` or re-serialization in between.
+#[derive(Debug, Clone)]
+struct Watched {
+    object: ApiObject,
+    /// Only `resourceVersion`, which [`kube::Resource::meta`] has to lend.
+    meta: ObjectMeta,
+}
+
+impl<'de> Deserialize<'de> for Watched {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = ApiObject::deserialize(deserializer)?;
+        let meta = ObjectMeta {
+            resource_version: object.resource_version().map(str::to_string),
+            ..ObjectMeta::default()
+        };
+        Ok(Watched { object, meta })
+    }
+}
+
+/// As `kube`'s `DynamicObject`: the resource (from discovery) says where it
+/// is served.
+impl kube::Resource for Watched {
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
+
+    fn kind(resource: &ApiResource) -> Cow<'_, str> {
+        resource.kind.as_str().into()
+    }
+    fn group(resource: &ApiResource) -> Cow<'_, str> {
+        resource.group.as_str().into()
+    }
+    fn version(resource: &ApiResource) -> Cow<'_, str> {
+        resource.version.as_str().into()
+    }
+    fn api_version(resource: &ApiResource) -> Cow<'_, str> {
+        resource.api_version.as_str().into()
+    }
+    fn plural(resource: &ApiResource) -> Cow<'_, str> {
+        resource.plural.as_str().into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.meta
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.meta
     }
 }
 
@@ -262,28 +318,14 @@ pub async fn run(
         let ended = match &availability {
             Availability::Served(resource) => {
                 watcher.reading(&resource.api_version);
-                match kind {
-                    ObjectKind::Pod => {
-                        let api: Api<Pod> = match &watcher.scope {
-                            Some(ns) => Api::namespaced(client.clone(), ns),
-                            None => Api::all(client.clone()),
-                        };
-                        watch_loop(api, &mut watcher).await
+                // Nodes and Namespaces are cluster-scoped: never a scope.
+                let api: Api<Watched> = match &watcher.scope {
+                    Some(ns) if kind.namespaced() => {
+                        Api::namespaced_with(client.clone(), ns, resource)
                     }
-                    ObjectKind::Node => {
-                        watch_loop(Api::<Node>::all(client.clone()), &mut watcher).await
-                    }
-                    ObjectKind::Namespace => {
-                        watch_loop(Api::<Namespace>::all(client.clone()), &mut watcher).await
-                    }
-                    _ => {
-                        let api: Api<DynamicObject> = match &watcher.scope {
-                            Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
-                            None => Api::all_with(client.clone(), resource),
-                        };
-                        watch_loop(api, &mut watcher).await
-                    }
-                }
+                    _ => Api::all_with(client.clone(), resource),
+                };
+                watch_loop(api, &mut watcher).await
             }
             Availability::NotServed | Availability::UnknownVersions(_) => {
                 watcher.health.set_api_version(kind, &watcher.scope, None);
@@ -376,10 +418,7 @@ fn status_code(e: &kube::Error) -> Option<u16> {
     }
 }
 
-async fn watch_loop<K>(api: Api<K>, w: &mut Watcher) -> LoopEnd
-where
-    K: kube::Resource + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
-{
+async fn watch_loop(api: Api<Watched>, w: &mut Watcher) -> LoopEnd {
     'list: loop {
         if !w.send(EventBody::ListStarted).await {
             return LoopEnd::ReceiverGone;
@@ -388,8 +427,14 @@ where
         let resource_version = loop {
             match api.list(&params).await {
                 Ok(list) => {
-                    let page: Vec<StoredObject> =
-                        list.items.iter().filter_map(|o| w.to_stored(o)).collect();
+                    let page: Vec<StoredObject> = list
+                        .items
+                        .into_iter()
+                        .filter_map(|o| match w.project(o) {
+                            Projected::Stored(stored) => Some(stored),
+                            Projected::NotStored(_) => None,
+                        })
+                        .collect();
                     if !w.send(EventBody::ListPage(page)).await {
                         return LoopEnd::ReceiverGone;
                     }
@@ -451,14 +496,11 @@ where
 
 /// One watch request, from `resource_version` until it ends. `None` when
 /// the receiver is gone.
-async fn watch_once<K>(
-    api: &Api<K>,
+async fn watch_once(
+    api: &Api<Watched>,
     w: &mut Watcher,
     resource_version: &mut String,
-) -> Option<Ended>
-where
-    K: kube::Resource + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
-{
+) -> Option<Ended> {
     let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
     let stream = match api.watch(&params, resource_version).await {
         Ok(stream) => stream,
@@ -484,20 +526,18 @@ where
         let body = match item {
             Ok(KubeEvent::Added(o)) | Ok(KubeEvent::Modified(o)) => {
                 remember_version(&o, resource_version);
-                match w.to_stored(&o) {
-                    Some(stored) => EventBody::Upserted(stored),
+                match w.project(o) {
+                    Projected::Stored(stored) => EventBody::Upserted(stored),
                     // A pod that lost its job labels is no longer stored.
-                    None => match to_deleted_pod(w.kind, &o) {
-                        Some(gone) => EventBody::Deleted(gone),
-                        None => continue,
-                    },
+                    Projected::NotStored(gone) => EventBody::Deleted(gone),
                 }
             }
             Ok(KubeEvent::Deleted(o)) => {
                 remember_version(&o, resource_version);
-                match w.to_stored(&o).or_else(|| to_deleted_pod(w.kind, &o)) {
-                    Some(stored) => EventBody::Deleted(stored),
-                    None => continue,
+                match w.project(o) {
+                    Projected::Stored(stored) | Projected::NotStored(stored) => {
+                        EventBody::Deleted(stored)
+                    }
                 }
             }
             Ok(KubeEvent::Bookmark(b)) => {
@@ -523,44 +563,61 @@ where
     Some(Ended::Rewatch)
 }
 
-/// A bare identity for a pod that is no longer stored (the store ignores
-/// the removal of an object it does not hold).
-fn to_deleted_pod<K: Serialize>(kind: ObjectKind, object: &K) -> Option<StoredObject> {
-    if kind != ObjectKind::Pod {
-        return None;
-    }
-    let value = serde_json::to_value(object).ok()?;
-    let meta = value.get("metadata")?;
-    let text = |k: &str| {
-        meta.get(k)
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-            .to_string()
-    };
-    Some(StoredObject {
-        kind,
-        namespace: text("namespace"),
-        name: text("name"),
-        uid: text("uid"),
-        job_id: None,
-        submission: None,
-        jobset_name: None,
-        job_uid: None,
-        trainjob_owners: Vec::new(),
-        node_name: None,
-        json: "{}".into(),
-    })
-}
-
-fn remember_version<K: kube::Resource>(object: &K, resource_version: &mut String) {
-    if let Some(rv) = &object.meta().resource_version {
-        *resource_version = rv.clone();
+fn remember_version(object: &Watched, resource_version: &mut String) {
+    if let Some(rv) = object.object.resource_version() {
+        *resource_version = rv.to_string();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `kube` parses a watch event (tag first, then the object) and a list
+    /// (buffered whole, for its flattened type fields) through other serde
+    /// paths than a plain object: both still give the projection of the
+    /// object's `Value`, and the resourceVersion a watch resumes from.
+    #[test]
+    fn watch_events_and_lists_project_as_the_object_value_does() {
+        use super::super::projection::project_at;
+        use kube::core::ObjectList;
+        let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "j-s1-node-0-0-a", "namespace": "ns", "uid": "u1",
+                "resourceVersion": "42", "labels": {"dispatch.phpboyscout.uk/job-id": "j"},
+                "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "node",
+                "env": [{"name": "TOKEN", "value": "hunter2"}]}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "node", "state": {"running": {}}}]}});
+        let want = project_at(ObjectKind::Pod, "v1", &pod).expect("a job pod");
+        let stored = |object: Watched| match object.object.project(ObjectKind::Pod, "v1") {
+            Projected::Stored(stored) => stored,
+            Projected::NotStored(_) => panic!("a job pod is stored"),
+        };
+        let event = format!("{{\"type\":\"MODIFIED\",\"object\":{pod}}}");
+        let Ok(KubeEvent::Modified(watched)) = serde_json::from_str::<KubeEvent<Watched>>(&event)
+        else {
+            panic!("a MODIFIED event");
+        };
+        assert_eq!(
+            kube::Resource::meta(&watched).resource_version.as_deref(),
+            Some("42")
+        );
+        let mut resumed = String::new();
+        remember_version(&watched, &mut resumed);
+        assert_eq!(resumed, "42");
+        assert_eq!(stored(watched), want);
+        let list = format!(
+            "{{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{{\"resourceVersion\":\"43\"}},\"items\":[{pod},{pod}]}}"
+        );
+        let list: ObjectList<Watched> = serde_json::from_str(&list).expect("a list");
+        assert_eq!(list.metadata.resource_version.as_deref(), Some("43"));
+        assert_eq!(list.items.len(), 2);
+        for item in list.items {
+            assert_eq!(stored(item), want);
+        }
+        assert!(!want.json.contains("hunter2") && !want.json.contains("managedFields"));
+    }
 
     #[test]
     fn backoff_delays_stay_within_base_and_cap() {

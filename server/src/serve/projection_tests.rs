@@ -1,0 +1,877 @@
+use super::*;
+use serde_json::json;
+
+fn pod_with_secrets() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {
+            "name": "llm-7-s3-node-0-0-abcde", "namespace": "team-a", "uid": "p1",
+            "managedFields": [{"manager": "kubelet"}],
+            "labels": {"dispatch.phpboyscout.uk/job-id": "llm-7",
+                "dispatch.phpboyscout.uk/submission": "s3", "app": "secret-app-label"},
+            "annotations": {"dispatch.phpboyscout.uk/admission": "2",
+                "kubectl.kubernetes.io/last-applied-configuration": "{\"env\":\"hunter2\"}"},
+            "ownerReferences": [{"kind": "Job", "name": "j", "uid": "ju", "controller": true}],
+        },
+        "spec": {
+            "nodeName": "gpu-1",
+            "schedulingGates": [{"name": "g"}],
+            "containers": [{"name": "node", "env": [{"name": "TOKEN", "value": "hunter2"}]}],
+            "volumes": [{"name": "s", "secret": {"secretName": "creds"}}],
+        },
+        "status": {
+            "phase": "Failed",
+            "conditions": [{"type": "Ready", "status": "False", "extra": "x"}],
+            "containerStatuses": [
+                {"name": "sidecar", "state": {"terminated": {"exitCode": 3}}},
+                {"name": "node", "image": "img", "state": {"terminated": {"exitCode": 137,
+                    "reason": "OOMKilled", "finishedAt": "2024-01-01T00:00:00Z"}},
+                 "lastState": {}},
+            ],
+        },
+    })
+}
+
+#[test]
+fn a_pod_keeps_only_what_the_engine_reads() {
+    let stored = project(ObjectKind::Pod, &pod_with_secrets()).expect("a job pod is stored");
+    assert!(!stored.json.contains("hunter2"), "{}", stored.json);
+    assert!(!stored.json.contains("managedFields"));
+    assert!(!stored.json.contains("secret"));
+    assert!(!stored.json.contains("sidecar"));
+    let v = stored.value();
+    assert_eq!(
+        v["spec"],
+        json!({"nodeName": "gpu-1", "schedulingGates": [{"name": "g"}]})
+    );
+    assert_eq!(
+        v["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+        137
+    );
+    assert_eq!(
+        v["metadata"]["annotations"],
+        json!({"dispatch.phpboyscout.uk/admission": "2"})
+    );
+    assert_eq!(stored.node_name.as_deref(), Some("gpu-1"));
+    assert_eq!(stored.job_id.as_deref(), Some("llm-7"));
+    assert!(stored.trainjob_owners.is_empty());
+}
+
+#[test]
+fn a_pod_of_no_job_is_not_stored() {
+    let pod = json!({"metadata": {"name": "web", "namespace": "a", "labels": {"app": "web"}}});
+    assert_eq!(project(ObjectKind::Pod, &pod), None);
+}
+
+#[test]
+fn fields_of_the_wrong_type_are_dropped() {
+    let tj = json!({"metadata": {"name": "x-s1", "uid": 7, "labels": {"dispatch.phpboyscout.uk/job-id": 3}},
+        "spec": {"suspend": "yes"}, "status": {"conditions": [1, {"type": "Complete", "status": true}]}});
+    let stored = project(ObjectKind::TrainJob, &tj).expect("TrainJobs are always stored");
+    assert_eq!(stored.uid, "");
+    assert_eq!(stored.job_id, None);
+    let v = stored.value();
+    assert_eq!(v["spec"], Value::Null);
+    assert_eq!(v["status"]["conditions"], json!([{"type": "Complete"}]));
+    let observations = classify_wasm::classify(
+        &format!(
+            "{{\"kind\":\"Snapshot\",\"mode\":\"plain\",\"nodesReadable\":true,\"items\":[{}]}}",
+            stored.json
+        ),
+        classify_wasm::Options::default(),
+    );
+    assert!(observations.is_ok(), "the projection is valid engine input");
+}
+
+#[test]
+fn a_namespace_keeps_only_its_name_and_uid() {
+    let ns = json!({"metadata": {"name": "team-b", "uid": "n1", "namespace": "x",
+        "labels": {"kubernetes.io/metadata.name": "team-b"},
+        "annotations": {"dispatch.phpboyscout.uk/hold-instance": "h"}},
+        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}});
+    let stored = project(ObjectKind::Namespace, &ns).expect("stored");
+    assert_eq!(
+        stored.value(),
+        json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team-b", "uid": "n1"}})
+    );
+    assert_eq!(
+        (stored.namespace.as_str(), stored.name.as_str()),
+        ("", "team-b")
+    );
+    assert!(!ObjectKind::ALL.contains(&ObjectKind::Namespace));
+    assert_eq!(
+        ObjectKind::parse("namespaces"),
+        None,
+        "not an inspectable kind"
+    );
+}
+
+#[test]
+fn kinds_parse_from_urls() {
+    assert_eq!(ObjectKind::parse("trainjobs"), Some(ObjectKind::TrainJob));
+    assert_eq!(ObjectKind::parse("Pod"), Some(ObjectKind::Pod));
+    assert_eq!(ObjectKind::parse("secrets"), None);
+    assert_eq!(ObjectKind::JobSet.group(), "jobset.x-k8s.io");
+    assert_eq!(ObjectKind::Pod.group(), "");
+    assert_eq!(ObjectKind::Pod.version(), "v1");
+}
+
+/// The projection as it was written before objects were parsed straight
+/// into [`ApiObject`]: a `serde_json::Map` built from a `Value` and
+/// printed. Kept here, verbatim, as the reference the new one must match
+/// byte for byte.
+mod legacy {
+    use super::super::{ObjectKind, StoredObject, KEPT_ANNOTATIONS, KEPT_LABELS};
+    use classify_wasm::keys;
+    use serde_json::{Map, Value};
+    use std::sync::Arc;
+
+    /// [`project`] for an object read at `api_version` (the version watched,
+    /// which discovery chose; the engine reads a kind the same in each).
+    pub(super) fn project_at(
+        kind: ObjectKind,
+        api_version: &str,
+        object: &Value,
+    ) -> Option<StoredObject> {
+        let mut out = Map::new();
+        out.insert("apiVersion".into(), Value::from(api_version));
+        out.insert("kind".into(), Value::from(kind.name()));
+        let meta = object.get("metadata").unwrap_or(&Value::Null);
+        let meta_out = if kind == ObjectKind::Namespace {
+            // Only its existence matters: no labels, no annotations.
+            pick_strings(meta, &["name", "uid"])
+        } else {
+            project_metadata(meta)
+        };
+        out.insert("metadata".into(), Value::Object(meta_out));
+        let spec = object.get("spec").unwrap_or(&Value::Null);
+        let status = object.get("status").unwrap_or(&Value::Null);
+        let mut spec_out = Map::new();
+        let mut status_out = Map::new();
+        match kind {
+            ObjectKind::TrainJob => {
+                copy_bool(spec, "suspend", &mut spec_out);
+                copy_conditions(status, &mut status_out);
+            }
+            ObjectKind::JobSet => copy_integer(status, "restarts", &mut status_out),
+            ObjectKind::Workload => {
+                copy_bool(spec, "active", &mut spec_out);
+                copy_conditions(status, &mut status_out);
+                if let Some(checks) = status.get("admissionChecks").and_then(Value::as_array) {
+                    let checks = checks
+                        .iter()
+                        .filter(|c| c.is_object())
+                        .map(|c| Value::Object(pick_strings(c, &["name", "state", "message"])))
+                        .collect();
+                    status_out.insert("admissionChecks".into(), Value::Array(checks));
+                }
+            }
+            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
+            ObjectKind::Node => copy_conditions(status, &mut status_out),
+            ObjectKind::Pod => {
+                copy_string(spec, "nodeName", &mut spec_out);
+                if let Some(gates) = spec.get("schedulingGates").and_then(Value::as_array) {
+                    let gates = gates
+                        .iter()
+                        .filter(|g| g.is_object())
+                        .map(|g| Value::Object(pick_strings(g, &["name"])))
+                        .collect();
+                    spec_out.insert("schedulingGates".into(), Value::Array(gates));
+                }
+                copy_string(status, "phase", &mut status_out);
+                copy_conditions(status, &mut status_out);
+                let node_container = status
+                    .get("containerStatuses")
+                    .and_then(Value::as_array)
+                    .and_then(|all| {
+                        all.iter()
+                            .find(|c| c.get("name").and_then(Value::as_str) == Some("node"))
+                    });
+                if let Some(container) = node_container {
+                    status_out.insert(
+                        "containerStatuses".into(),
+                        Value::Array(vec![project_node_container(container)]),
+                    );
+                }
+            }
+        }
+        if !spec_out.is_empty() {
+            out.insert("spec".into(), Value::Object(spec_out));
+        }
+        if !status_out.is_empty() {
+            out.insert("status".into(), Value::Object(status_out));
+        }
+        let json: Arc<str> = Value::Object(out).to_string().into();
+        let meta_str = |key: &str| {
+            meta.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let label = |key: &str| {
+            meta.get("labels")
+                .and_then(|l| l.get(key))
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
+        let stored = StoredObject {
+            kind,
+            namespace: if kind.namespaced() {
+                meta_str("namespace")
+            } else {
+                String::new()
+            },
+            name: meta_str("name"),
+            uid: meta_str("uid"),
+            job_id: label(keys::JOB_ID),
+            submission: label(keys::SUBMISSION),
+            jobset_name: label(keys::JOBSET_NAME),
+            job_uid: label(keys::JOB_UID),
+            trainjob_owners: meta
+                .get("ownerReferences")
+                .and_then(Value::as_array)
+                .map(|owners| {
+                    owners
+                        .iter()
+                        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
+                        .filter_map(|o| o.get("uid").and_then(Value::as_str))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            node_name: spec
+                .get("nodeName")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty() && kind == ObjectKind::Pod)
+                .map(str::to_string),
+            json,
+        };
+        if kind == ObjectKind::Pod && stored.job_id.is_none() && stored.jobset_name.is_none() {
+            return None;
+        }
+        Some(stored)
+    }
+
+    fn project_metadata(meta: &Value) -> Map<String, Value> {
+        let mut out = pick_strings(
+            meta,
+            &[
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+            ],
+        );
+        for (field, kept) in [
+            ("labels", &KEPT_LABELS[..]),
+            ("annotations", &KEPT_ANNOTATIONS[..]),
+        ] {
+            let picked = pick_strings(meta.get(field).unwrap_or(&Value::Null), kept);
+            if !picked.is_empty() {
+                out.insert(field.into(), Value::Object(picked));
+            }
+        }
+        if let Some(owners) = meta.get("ownerReferences").and_then(Value::as_array) {
+            let owners: Vec<Value> = owners
+                .iter()
+                .filter(|o| o.is_object())
+                .map(|o| {
+                    let mut owner = pick_strings(o, &["kind", "name", "uid"]);
+                    copy_bool(o, "controller", &mut owner);
+                    Value::Object(owner)
+                })
+                .collect();
+            out.insert("ownerReferences".into(), Value::Array(owners));
+        }
+        out
+    }
+
+    fn project_node_container(container: &Value) -> Value {
+        let mut out = pick_strings(container, &["name"]);
+        let terminated = |state: &Value| {
+            state.get("terminated").filter(|t| t.is_object()).map(|t| {
+                let mut kept = pick_strings(t, &["reason", "message", "finishedAt"]);
+                copy_integer(t, "exitCode", &mut kept);
+                Value::Object(kept)
+            })
+        };
+        if let Some(state) = container.get("state").filter(|s| s.is_object()) {
+            let mut kept = Map::new();
+            if let Some(t) = terminated(state) {
+                kept.insert("terminated".into(), t);
+            }
+            if let Some(w) = state.get("waiting").filter(|w| w.is_object()) {
+                kept.insert(
+                    "waiting".into(),
+                    Value::Object(pick_strings(w, &["reason", "message"])),
+                );
+            }
+            out.insert("state".into(), Value::Object(kept));
+        }
+        if let Some(last) = container.get("lastState").filter(|s| s.is_object()) {
+            let mut kept = Map::new();
+            if let Some(t) = terminated(last) {
+                kept.insert("terminated".into(), t);
+            }
+            out.insert("lastState".into(), Value::Object(kept));
+        }
+        Value::Object(out)
+    }
+
+    fn copy_conditions(status: &Value, out: &mut Map<String, Value>) {
+        if let Some(conditions) = status.get("conditions").and_then(Value::as_array) {
+            let kept = conditions
+                .iter()
+                .filter(|c| c.is_object())
+                .map(|c| {
+                    Value::Object(pick_strings(
+                        c,
+                        &["type", "status", "reason", "message", "lastTransitionTime"],
+                    ))
+                })
+                .collect();
+            out.insert("conditions".into(), Value::Array(kept));
+        }
+    }
+
+    /// The string-valued fields among `keys`; anything else is dropped.
+    fn pick_strings(from: &Value, keys: &[&str]) -> Map<String, Value> {
+        keys.iter()
+            .filter_map(|k| {
+                from.get(*k)
+                    .filter(|v| v.is_string())
+                    .map(|v| ((*k).to_string(), v.clone()))
+            })
+            .collect()
+    }
+
+    fn copy_string(from: &Value, key: &str, out: &mut Map<String, Value>) {
+        if let Some(v) = from.get(key).filter(|v| v.is_string()) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+
+    fn copy_bool(from: &Value, key: &str, out: &mut Map<String, Value>) {
+        if let Some(v) = from.get(key).filter(|v| v.is_boolean()) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+
+    fn copy_integer(from: &Value, key: &str, out: &mut Map<String, Value>) {
+        if let Some(v) = from.get(key).filter(|v| v.is_i64() || v.is_u64()) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+}
+
+mod equivalence {
+    use super::super::*;
+    use super::legacy;
+    use emulator::scenario::objects::{self, JobRef, PodRef};
+    use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+    use serde_json::{json, Value};
+
+    const T0: &str = "2026-03-01T09:00:00Z";
+    const T1: &str = "2026-03-01T09:04:00Z";
+
+    /// A pod as a real API server serves it: managedFields, the
+    /// last-applied annotation, env, volumes, resources, several containers
+    /// and init containers, tolerations, every status field.
+    fn full_pod() -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {
+                "name": "llm-7-s3-node-0-1-x2k9p", "generateName": "llm-7-s3-node-0-1-",
+                "namespace": "team-a", "uid": "0f1d6a1e-8d4c-4b6e-9a55-1c0e2c1d7f10",
+                "resourceVersion": "918273", "generation": 1,
+                "creationTimestamp": T0, "deletionTimestamp": T1,
+                "deletionGracePeriodSeconds": 30,
+                "labels": {
+                    "dispatch.phpboyscout.uk/job-id": "llm-7",
+                    "dispatch.phpboyscout.uk/submission": "s3",
+                    "jobset.sigs.k8s.io/jobset-name": "llm-7-s3",
+                    "jobset.sigs.k8s.io/restart-attempt": "2",
+                    "batch.kubernetes.io/job-completion-index": "1",
+                    "controller-uid": "9e0c", "app": "trainer"
+                },
+                "annotations": {
+                    "dispatch.phpboyscout.uk/admission": "3",
+                    "dispatch.phpboyscout.uk/hold-instance": "h-1",
+                    "kubectl.kubernetes.io/last-applied-configuration":
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"env\":[{\"name\":\"TOKEN\",\"value\":\"hunter2\"}]}}\n",
+                    "note": "quotes \" backslash \\ tab \t newline \n bell \u{7} del \u{7f} é 漢 🚀"
+                },
+                "ownerReferences": [
+                    {"apiVersion": "batch/v1", "kind": "Job", "name": "llm-7-s3-node-0",
+                     "uid": "9e0c", "controller": true, "blockOwnerDeletion": true},
+                    {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                     "name": "llm-7-s3", "uid": "tj-uid-7", "controller": false}
+                ],
+                "finalizers": ["batch.kubernetes.io/job-tracking"],
+                "managedFields": [{
+                    "manager": "kube-controller-manager", "operation": "Update",
+                    "apiVersion": "v1", "time": T0, "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}}
+                }, {
+                    "manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                    "time": T1, "fieldsType": "FieldsV1", "subresource": "status",
+                    "fieldsV1": {"f:status": {"f:conditions": {"k:{\"type\":\"Ready\"}": {}}}}
+                }]
+            },
+            "spec": {
+                "nodeName": "gpu-node-3",
+                "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+                "restartPolicy": "Never", "serviceAccountName": "trainer",
+                "terminationGracePeriodSeconds": 30, "priority": 0,
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "initContainers": [{"name": "init", "image": "busybox", "command": ["sh", "-c", "true"]}],
+                "containers": [{
+                    "name": "node", "image": "ghcr.io/x/trainer:1.2",
+                    "args": ["--lr", "3e-4"],
+                    "env": [{"name": "TOKEN", "value": "hunter2"},
+                            {"name": "FROM_SECRET", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "k"}}}],
+                    "resources": {"limits": {"nvidia.com/gpu": "8", "memory": "512Gi"},
+                                  "requests": {"cpu": "32"}},
+                    "volumeMounts": [{"name": "creds", "mountPath": "/creds", "readOnly": true}],
+                    "ports": [{"containerPort": 29500, "protocol": "TCP"}]
+                }, {"name": "sidecar", "image": "envoy"}],
+                "volumes": [{"name": "creds", "secret": {"secretName": "creds", "defaultMode": 420}},
+                            {"name": "scratch", "emptyDir": {"sizeLimit": "1Ti"}}]
+            },
+            "status": {
+                "phase": "Failed", "hostIP": "10.0.0.3", "podIP": "10.1.0.9",
+                "podIPs": [{"ip": "10.1.0.9"}], "qosClass": "Burstable", "startTime": T0,
+                "conditions": [
+                    {"type": "PodScheduled", "status": "True", "lastProbeTime": null,
+                     "lastTransitionTime": T0},
+                    {"type": "Ready", "status": "False", "reason": "PodFailed",
+                     "message": "containers with unready status: [node]", "lastTransitionTime": T1},
+                    {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet",
+                     "message": "node is shutting down", "lastTransitionTime": T1}
+                ],
+                "initContainerStatuses": [{"name": "init", "ready": true, "restartCount": 0,
+                    "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                "containerStatuses": [
+                    {"name": "sidecar", "ready": false, "restartCount": 0, "image": "envoy",
+                     "imageID": "sha256:1", "containerID": "containerd://1",
+                     "state": {"terminated": {"exitCode": 3, "reason": "Error"}}},
+                    {"name": "node", "ready": false, "restartCount": 1, "image": "ghcr.io/x/trainer:1.2",
+                     "imageID": "sha256:2", "containerID": "containerd://2", "started": false,
+                     "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
+                        "message": "out of memory", "startedAt": T0, "finishedAt": T1,
+                        "containerID": "containerd://2"}},
+                     "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                        "startedAt": T0, "finishedAt": T0}}},
+                    {"name": "node", "state": {"running": {"startedAt": T0}}}
+                ]
+            }
+        })
+    }
+
+    /// A node as a real API server serves it, with the bulky status
+    /// (images, addresses, capacity) none of which is kept.
+    fn full_node() -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "gpu-node-3", "uid": "n-3", "resourceVersion": "77",
+                "creationTimestamp": T0,
+                "labels": {"kubernetes.io/hostname": "gpu-node-3", "nvidia.com/gpu.count": "8"},
+                "annotations": {"node.alpha.kubernetes.io/ttl": "0"}},
+            "spec": {"podCIDR": "10.1.0.0/24", "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+            "status": {
+                "capacity": {"cpu": "96", "nvidia.com/gpu": "8"},
+                "allocatable": {"cpu": "95", "nvidia.com/gpu": "8"},
+                "addresses": [{"type": "InternalIP", "address": "10.0.0.3"}],
+                "images": [{"names": ["ghcr.io/x/trainer:1.2"], "sizeBytes": 123456789}],
+                "nodeInfo": {"kubeletVersion": "v1.34.1", "machineID": "m", "systemUUID": "s",
+                    "bootID": "b", "kernelVersion": "6.1", "osImage": "Ubuntu",
+                    "containerRuntimeVersion": "containerd://2", "kubeProxyVersion": "v1.34.1",
+                    "operatingSystem": "linux", "architecture": "amd64"},
+                "conditions": [
+                    {"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory",
+                     "message": "ok", "lastHeartbeatTime": T1, "lastTransitionTime": T0},
+                    {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                     "message": "kubelet is posting ready status", "lastHeartbeatTime": T1,
+                     "lastTransitionTime": T0}
+                ]
+            }
+        })
+    }
+
+    fn full_namespace() -> Value {
+        json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team-a", "uid": "ns-a", "resourceVersion": "5",
+                "creationTimestamp": T0,
+                "labels": {"kubernetes.io/metadata.name": "team-a",
+                    "dispatch.phpboyscout.uk/job-id": "not-a-job"},
+                "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+    }
+
+    /// Every kind, as the emulator's scenarios write them and as a real
+    /// cluster serves them.
+    fn realistic_objects() -> Vec<(ObjectKind, Value)> {
+        let job = JobRef::new("team-a", "llm-7", "s3");
+        let p = PodRef {
+            rank: 2,
+            admission: 3,
+            restart_attempt: 1,
+            suffix: "q7x2z".into(),
+        };
+        let pod = objects::pod(&job, &p, T0);
+        let running = objects::pod_running(pod.clone(), "gpu-node-3", T1);
+        let mut queued = objects::trainjob(&job, 4, Some("team-queue"), true);
+        objects::set_condition(
+            &mut queued,
+            objects::condition("Suspended", "True", "Suspended", "queued", T0),
+        );
+        let mut workload =
+            objects::workload(&job, "trainjob-llm-7-s3-1a2b3", "tj-uid-7", "team-queue", 4);
+        workload["status"]["admissionChecks"] = json!([
+            {"name": "provisioning", "state": "Pending", "message": "waiting for capacity",
+             "lastTransitionTime": T0, "podSetUpdates": [{"name": "node"}]},
+            "not-an-object",
+            {"name": "quota", "state": "Ready"}
+        ]);
+        vec![
+            (ObjectKind::Pod, full_pod()),
+            (ObjectKind::Pod, pod.clone()),
+            (ObjectKind::Pod, running.clone()),
+            (
+                ObjectKind::Pod,
+                objects::pod_terminated(running.clone(), "OOMKilled", 137, "out of memory", T1),
+            ),
+            (
+                ObjectKind::Pod,
+                objects::pod_disrupted(running.clone(), "PreemptionByScheduler", "preempted", T1),
+            ),
+            (ObjectKind::Pod, objects::pod_terminating(running, T1)),
+            (ObjectKind::Pod, super::pod_with_secrets()),
+            (ObjectKind::Node, full_node()),
+            (ObjectKind::Node, objects::node("gpu-1", "False", T0)),
+            (ObjectKind::Namespace, full_namespace()),
+            (
+                ObjectKind::TrainJob,
+                objects::trainjob(&job, 4, None, false),
+            ),
+            (ObjectKind::TrainJob, queued),
+            (
+                ObjectKind::TrainingRuntime,
+                objects::runtime_copy(&job, "tj-uid-7"),
+            ),
+            (ObjectKind::JobSet, objects::jobset(&job, "tj-uid-7", 4, 2)),
+            (ObjectKind::Workload, workload),
+        ]
+    }
+
+    /// The projection of `object` parsed from `text` (as a watch parses
+    /// it) and from its `Value`, both checked against the old code.
+    fn assert_same_projection(kind: ObjectKind, api_version: &str, object: &Value) {
+        let want = legacy::project_at(kind, api_version, object);
+        let from_value = project_at(kind, api_version, object);
+        assert_eq!(from_value, want, "{kind:?} from its Value: {object}");
+        for text in [object.to_string(), format!("{object:#}")] {
+            let parsed: ApiObject = serde_json::from_str(&text).expect("parses");
+            let from_text = match parsed.project(kind, api_version) {
+                Projected::Stored(stored) => Some(stored),
+                Projected::NotStored(_) => None,
+            };
+            assert_eq!(from_text, want, "{kind:?} from its text: {text}");
+        }
+    }
+
+    #[test]
+    fn every_kind_projects_as_before_from_text_and_from_a_value() {
+        for (kind, object) in realistic_objects() {
+            assert_same_projection(kind, kind.api_version(), &object);
+            // The version watched is what the projection says.
+            assert_same_projection(kind, "example.test/v9", &object);
+            let stored = project(kind, &object).expect("every realistic object is stored");
+            assert!(!stored.json.contains("hunter2"), "{}", stored.json);
+            assert!(!stored.json.contains("managedFields"), "{}", stored.json);
+        }
+    }
+
+    /// The old watch path read pods, nodes and namespaces as k8s-openapi
+    /// types and printed them back to a `Value` (normalizing nothing the
+    /// API server sends: its times are already `...Z` to the second); the
+    /// new one reads their text. Same bytes.
+    #[test]
+    fn core_kinds_project_as_the_typed_watch_did() {
+        fn typed<K: serde::de::DeserializeOwned + serde::Serialize>(object: &Value) -> Value {
+            let typed: K = serde_json::from_value(object.clone()).expect("a valid object");
+            serde_json::to_value(typed).expect("serializes")
+        }
+        let mut checked = 0;
+        // Not `pod_with_secrets`: its owner reference lacks the
+        // `apiVersion` an API server requires (the typed path wrote `""`).
+        for (kind, object) in realistic_objects()
+            .into_iter()
+            .filter(|(_, o)| o != &super::pod_with_secrets())
+        {
+            let old_watch_value = match kind {
+                ObjectKind::Pod => typed::<Pod>(&object),
+                ObjectKind::Node => typed::<Node>(&object),
+                ObjectKind::Namespace => typed::<Namespace>(&object),
+                _ => continue,
+            };
+            let old = legacy::project_at(kind, "v1", &old_watch_value);
+            let text = object.to_string();
+            let new = match serde_json::from_str::<ApiObject>(&text)
+                .expect("parses")
+                .project(kind, "v1")
+            {
+                Projected::Stored(stored) => Some(stored),
+                Projected::NotStored(_) => None,
+            };
+            assert_eq!(new, old, "{kind:?}: {text}");
+            checked += 1;
+        }
+        assert!(checked >= 8, "{checked}");
+    }
+
+    /// The state directory reads projections back as text: the projection
+    /// of a projection is itself, at the version it was read at.
+    #[test]
+    fn a_projection_read_back_is_itself() {
+        // Not a Namespace: its labels are read (as they always were) but
+        // not kept, and the state directory does not hold namespaces.
+        for (kind, object) in realistic_objects()
+            .into_iter()
+            .filter(|(kind, _)| *kind != ObjectKind::Namespace)
+        {
+            let Some(stored) = project_at(kind, "example.test/v9", &object) else {
+                continue;
+            };
+            let again: ApiObject = serde_json::from_str(&stored.json).expect("parses");
+            assert_eq!(again.api_version(), Some("example.test/v9"));
+            assert_eq!(
+                again.project(kind, "example.test/v9"),
+                Projected::Stored(stored)
+            );
+        }
+    }
+
+    #[test]
+    fn a_pod_of_no_job_keeps_only_its_identity() {
+        let pod = json!({"metadata": {"name": "web", "namespace": "a", "uid": "u",
+            "labels": {"app": "web", "dispatch.phpboyscout.uk/job-id": ""}}, "spec": {"nodeName": "n"}});
+        let text = pod.to_string();
+        let parsed: ApiObject = serde_json::from_str(&text).expect("parses");
+        let Projected::NotStored(identity) = parsed.project(ObjectKind::Pod, "v1") else {
+            panic!("an empty job-id is no job");
+        };
+        assert_eq!(
+            (
+                identity.namespace.as_str(),
+                identity.name.as_str(),
+                identity.uid.as_str()
+            ),
+            ("a", "web", "u")
+        );
+        assert_eq!(&*identity.json, "{}");
+        assert_eq!(identity.node_name, None);
+    }
+
+    /// A value of every type at every key the projection reads, nested at
+    /// random, as text with duplicate keys too: the new parser keeps and
+    /// drops exactly what the old projection of the parsed `Value` did.
+    #[test]
+    fn random_shapes_and_wrong_types_project_as_before() {
+        const KEYS: &[&str] = &[
+            "metadata",
+            "spec",
+            "status",
+            "name",
+            "namespace",
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "labels",
+            "annotations",
+            "ownerReferences",
+            "apiVersion",
+            "kind",
+            "controller",
+            "suspend",
+            "active",
+            "nodeName",
+            "schedulingGates",
+            "conditions",
+            "type",
+            "reason",
+            "message",
+            "lastTransitionTime",
+            "restarts",
+            "admissionChecks",
+            "state",
+            "phase",
+            "containerStatuses",
+            "lastState",
+            "terminated",
+            "waiting",
+            "exitCode",
+            "finishedAt",
+            "TrainJob",
+            "node",
+            "resourceVersion",
+            "dispatch.phpboyscout.uk/job-id",
+            "dispatch.phpboyscout.uk/submission",
+            "jobset.sigs.k8s.io/jobset-name",
+            "kueue.x-k8s.io/job-uid",
+            "dispatch.phpboyscout.uk/admission",
+            "other",
+        ];
+        struct Rng(u64);
+        impl Rng {
+            fn next(&mut self, n: usize) -> usize {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 % n as u64) as usize
+            }
+        }
+        fn value(rng: &mut Rng, depth: usize, out: &mut String) {
+            let choice = if depth == 0 {
+                rng.next(7)
+            } else {
+                rng.next(10)
+            };
+            match choice {
+                0 => out.push_str("null"),
+                1 => out.push_str(["true", "false"][rng.next(2)]),
+                2 => out.push_str(
+                    ["0", "137", "-1", "2.5", "18446744073709551616", "1e3"][rng.next(6)],
+                ),
+                3..=6 => {
+                    let text = KEYS[rng.next(KEYS.len())];
+                    let text = [text, "", "\u{1}é\"\\"][rng.next(3)];
+                    out.push_str(&serde_json::to_string(text).expect("a string"));
+                }
+                7 => {
+                    out.push('[');
+                    for i in 0..rng.next(4) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        value(rng, depth - 1, out);
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    out.push('{');
+                    for i in 0..rng.next(7) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        let key = KEYS[rng.next(KEYS.len())];
+                        out.push_str(&serde_json::to_string(key).expect("a key"));
+                        out.push(':');
+                        value(rng, depth - 1, out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+        // Every realistic object with one value anywhere in it (a field read,
+        // its parent, an array entry) replaced by a random one.
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut mutated = 0;
+        for (kind, object) in realistic_objects() {
+            let mut pointers = Vec::new();
+            collect_pointers(&object, String::new(), &mut pointers);
+            for _ in 0..400 {
+                let mut changed = object.clone();
+                let mut replacement = String::new();
+                value(&mut rng, 3, &mut replacement);
+                let pointer = &pointers[rng.next(pointers.len())];
+                if let Some(slot) = changed.pointer_mut(pointer) {
+                    *slot = serde_json::from_str(&replacement).expect("valid JSON");
+                }
+                assert_same_projection(kind, "v1", &changed);
+                mutated += 1;
+            }
+        }
+        assert!(mutated > 5_000, "{mutated}");
+        let kinds = [
+            ObjectKind::TrainJob,
+            ObjectKind::JobSet,
+            ObjectKind::Workload,
+            ObjectKind::TrainingRuntime,
+            ObjectKind::Pod,
+            ObjectKind::Node,
+            ObjectKind::Namespace,
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut stored = 0;
+        for case in 0..20_000 {
+            let mut text = String::new();
+            // Mostly objects, deep enough to reach every field read.
+            if case % 10 == 0 {
+                value(&mut rng, 6, &mut text);
+            } else {
+                text.push('{');
+                for (i, top) in ["metadata", "spec", "status"].iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    text.push_str(&format!("\"{top}\":"));
+                    value(&mut rng, 5, &mut text);
+                }
+                text.push('}');
+            }
+            let as_value: Value = serde_json::from_str(&text).expect("valid JSON");
+            let kind = kinds[case % kinds.len()];
+            let want = legacy::project_at(kind, "v1", &as_value);
+            let parsed: ApiObject = serde_json::from_str(&text).expect("any JSON parses");
+            let got = match parsed.project(kind, "v1") {
+                Projected::Stored(s) => Some(s),
+                Projected::NotStored(_) => None,
+            };
+            assert_eq!(got, want, "{kind:?}: {text}");
+            assert_eq!(project_at(kind, "v1", &as_value), want, "{kind:?}: {text}");
+            stored += usize::from(want.is_some_and(|w| !w.json.ends_with("\"metadata\":{}}")));
+        }
+        // Shapes from nothing rarely match what is read (the mutations above
+        // reach every field); some do, past an empty object.
+        assert!(
+            stored > 300,
+            "the cases reach past an empty object: {stored}"
+        );
+    }
+
+    fn collect_pointers(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    collect_pointers(
+                        v,
+                        format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")),
+                        out,
+                    );
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    collect_pointers(v, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+        out.push(at);
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é 漢 🚀 \u{2028} \u{fffd}");
+        for text in [all.as_str(), "", "plain", "\"", "a\\b", "\u{0}", "end\n"] {
+            let mut out = String::new();
+            write_json_string(&mut out, text);
+            assert_eq!(out, serde_json::to_string(text).expect("a string"));
+        }
+    }
+}
