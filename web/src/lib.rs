@@ -4,7 +4,8 @@
 //!
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
-//! `namespace_access::NamespaceAccess`, `history::HistoryView`) with methods, tested natively;
+//! `namespace_access::NamespaceAccess`, `history::HistoryView`,
+//! `repaint::RepaintGate`) with methods, tested natively;
 //! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
@@ -12,6 +13,7 @@
 pub mod history;
 pub mod namespace_access;
 pub mod query;
+pub mod repaint;
 pub mod server_info;
 pub mod session;
 pub mod store;

@@ -19,6 +19,7 @@ use super::{mark, now_ms, Nav};
 use crate::history::{inspect_url, HistoryView};
 use crate::namespace_access::{NamespaceAccess, NextStep};
 use crate::query::{Page, ViewState};
+use crate::repaint::{Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
 
@@ -76,23 +77,35 @@ struct Live {
     conn: RwSignal<Conn>,
     holder: StoredValue<Option<Connection>, LocalStorage>,
     generation: StoredValue<u64>,
-    repaint_pending: StoredValue<bool>,
+    repaint: StoredValue<RepaintGate>,
     auth: Auth,
     access: RwSignal<NamespaceAccess>,
     info: RwSignal<Option<Result<ServerInfo, String>>>,
 }
 
-/// Tells the views the store changed, once per animation frame however many
-/// `change` events arrived in between: a burst of events costs one re-render.
+/// Tells the views the store changed: at once for the first change after a
+/// quiet frame, then once per animation frame however many `change` events
+/// arrive ([`RepaintGate`]).
 fn schedule_repaint(live: Live) {
-    if live.repaint_pending.get_value() {
-        return;
-    }
-    live.repaint_pending.set_value(true);
-    request_animation_frame(move || {
-        live.repaint_pending.set_value(false);
+    let mut gate = live.repaint.get_value();
+    let now = gate.on_change();
+    live.repaint.set_value(gate);
+    if now == Repaint::Now {
         live.store.notify();
-    });
+        request_animation_frame(move || on_frame(live));
+    }
+}
+
+fn on_frame(live: Live) {
+    let Some(mut gate) = live.repaint.try_get_value() else {
+        return;
+    };
+    let now = gate.on_frame();
+    live.repaint.set_value(gate);
+    if now == Repaint::Now {
+        live.store.notify();
+        request_animation_frame(move || on_frame(live));
+    }
 }
 
 fn message_text(e: &web_sys::Event) -> Option<String> {
@@ -261,7 +274,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         conn: RwSignal::new(Conn::Connecting),
         holder: StoredValue::new_local(None),
         generation: StoredValue::new(0),
-        repaint_pending: StoredValue::new(false),
+        repaint: StoredValue::new(RepaintGate::default()),
         auth: expect_context::<Auth>(),
         access: RwSignal::new(NamespaceAccess::default()),
         info,
