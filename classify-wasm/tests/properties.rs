@@ -28,55 +28,16 @@ fn runner(cases: u32) -> TestRunner {
     )
 }
 
-/// Words the spec reads, so that random trees hit the typed views' fields.
-const KEYS: &[&str] = &[
-    "kind",
-    "metadata",
-    "name",
-    "namespace",
-    "uid",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "controller",
-    "spec",
-    "status",
-    "conditions",
-    "type",
-    "reason",
-    "message",
-    "lastTransitionTime",
-    "suspend",
-    "active",
-    "nodeName",
-    "schedulingGates",
-    "phase",
-    "containerStatuses",
-    "state",
-    "lastState",
-    "terminated",
-    "waiting",
-    "exitCode",
-    "finishedAt",
-    "restarts",
-    "admissionChecks",
-    "items",
-    "captured",
-    "pod",
-    "trainJobUID",
-    "mode",
-    "nodesReadable",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "dispatch.phpboyscout.uk/job-id",
-    "dispatch.phpboyscout.uk/submission",
-    "dispatch.phpboyscout.uk/admission",
-    "dispatch.phpboyscout.uk/hold-instance",
-    "jobset.sigs.k8s.io/restart-attempt",
-    "jobset.sigs.k8s.io/jobset-name",
-    "kueue.x-k8s.io/job-uid",
-    "kueue.x-k8s.io/admission-gated-by",
-];
+/// Every key the engine reads (the engine's own set), and the labels and
+/// annotations it reads, so that random trees hit the typed views' fields.
+fn keys() -> Vec<&'static str> {
+    let f = &classify_wasm::fields::READ_KEYS;
+    f.iter()
+        .chain(classify_wasm::fields::LABELS_READ.iter())
+        .chain(classify_wasm::fields::ANNOTATIONS_READ.iter())
+        .copied()
+        .collect()
+}
 
 const WORDS: &[&str] = &[
     "TrainJob",
@@ -136,7 +97,7 @@ fn value() -> impl Strategy<Value = Value> {
     scalar().prop_recursive(6, 64, 6, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            proptest::collection::vec((proptest::sample::select(KEYS), inner), 0..6).prop_map(
+            proptest::collection::vec((proptest::sample::select(keys()), inner), 0..6).prop_map(
                 |entries| {
                     Value::Object(
                         entries

@@ -681,50 +681,18 @@ mod equivalence {
     /// drops exactly what the old projection of the parsed `Value` did.
     #[test]
     fn random_shapes_and_wrong_types_project_as_before() {
-        const KEYS: &[&str] = &[
-            "metadata",
-            "spec",
-            "status",
-            "name",
-            "namespace",
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "labels",
-            "annotations",
-            "ownerReferences",
-            "apiVersion",
-            "kind",
-            "controller",
-            "suspend",
-            "active",
-            "nodeName",
-            "schedulingGates",
-            "conditions",
-            "type",
-            "reason",
-            "message",
-            "lastTransitionTime",
-            "restarts",
-            "admissionChecks",
-            "state",
-            "phase",
-            "containerStatuses",
-            "lastState",
-            "terminated",
-            "waiting",
-            "exitCode",
-            "finishedAt",
-            "TrainJob",
-            "node",
-            "resourceVersion",
-            "dispatch.phpboyscout.uk/job-id",
-            "dispatch.phpboyscout.uk/submission",
-            "jobset.sigs.k8s.io/jobset-name",
-            "kueue.x-k8s.io/job-uid",
-            "dispatch.phpboyscout.uk/admission",
-            "other",
-        ];
+        // The engine's set of keys read, its labels and annotations, and
+        // a few keys and values it does not read.
+        static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+            use classify_wasm::fields::{ANNOTATIONS_READ, LABELS_READ, READ_KEYS};
+            READ_KEYS
+                .iter()
+                .chain(LABELS_READ.iter())
+                .chain(ANNOTATIONS_READ.iter())
+                .chain(["apiVersion", "TrainJob", "node", "resourceVersion", "other"].iter())
+                .copied()
+                .collect()
+        });
         struct Rng(u64);
         impl Rng {
             fn next(&mut self, n: usize) -> usize {
