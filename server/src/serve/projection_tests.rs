@@ -764,15 +764,11 @@ mod equivalence {
             }
         }
         assert!(mutated > 5_000, "{mutated}");
-        let kinds = [
-            ObjectKind::TrainJob,
-            ObjectKind::JobSet,
-            ObjectKind::Workload,
-            ObjectKind::TrainingRuntime,
-            ObjectKind::Pod,
-            ObjectKind::Node,
-            ObjectKind::Namespace,
-        ];
+        // Every kind a snapshot holds, and the Namespaces watched besides.
+        let kinds: Vec<ObjectKind> = ObjectKind::ALL
+            .into_iter()
+            .chain([ObjectKind::Namespace])
+            .collect();
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut stored = 0;
         for case in 0..20_000 {
