@@ -109,7 +109,7 @@ pub fn write_captured_entry(
     across_gap: bool,
 ) {
     out.push_str("{\"trainJobUID\":");
-    push_json_string(out, trainjob_uid);
+    write_json_string(out, trainjob_uid);
     out.push_str(",\"pod\":");
     out.push_str(pod_json);
     if across_gap {
@@ -118,22 +118,38 @@ pub fn write_captured_entry(
     out.push('}');
 }
 
-/// A JSON string literal (RFC 8259 escapes: `"`, `\` and control characters).
-fn push_json_string(out: &mut String, text: &str) {
+/// Appends `text` as a JSON string literal, escaped exactly as `serde_json`
+/// escapes it: `"`, `\` and the control characters below U+0020 (the usual
+/// short forms, else `\u00xx`); everything else as it is. The one escaper of
+/// the JSON the engine's consumers write by hand (the server's projections).
+pub fn write_json_string(out: &mut String, text: &str) {
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+    let mut plain_from = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let short = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so `i` is a char boundary.
+        out.push_str(text.get(plain_from..i).unwrap_or_default());
+        plain_from = i + 1;
+        if short.is_empty() {
+            out.push_str("\\u00");
+            for nibble in [byte >> 4, byte & 0xf] {
+                out.extend(char::from_digit(u32::from(nibble), 16));
             }
-            c => out.push(c),
+        } else {
+            out.push_str(short);
         }
     }
+    out.push_str(text.get(plain_from..).unwrap_or_default());
     out.push('"');
 }
 
@@ -146,6 +162,17 @@ mod tests {
         Options {
             mode,
             nodes_readable,
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é 漢 🚀 \u{2028} \u{fffd}");
+        for text in [all.as_str(), "", "plain", "\"", "a\\b", "\u{0}", "end\n"] {
+            let mut out = String::new();
+            write_json_string(&mut out, text);
+            assert_eq!(out, serde_json::to_string(text).expect("a string"));
         }
     }
 

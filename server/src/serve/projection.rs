@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use classify_wasm::keys;
+use classify_wasm::{keys, write_json_string};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -646,40 +646,6 @@ impl<'a> JsonObject<'a> {
         }
         self.out.push(']');
     }
-}
-
-/// A JSON string literal, escaped exactly as `serde_json` escapes it: `"`,
-/// `\` and the control characters below U+0020 (the usual short forms, else
-/// `\u00xx`); everything else as it is.
-fn write_json_string(out: &mut String, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    let mut plain_from = 0;
-    for (i, byte) in text.bytes().enumerate() {
-        let short = match byte {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x00..=0x1f => "",
-            _ => continue,
-        };
-        // Every byte matched above is ASCII, so `i` is a char boundary.
-        out.push_str(text.get(plain_from..i).unwrap_or_default());
-        plain_from = i + 1;
-        if short.is_empty() {
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0xf)]));
-        } else {
-            out.push_str(short);
-        }
-    }
-    out.push_str(text.get(plain_from..).unwrap_or_default());
-    out.push('"');
 }
 
 // Parsing. Every field is read through `Lenient`: a value of the wanted
