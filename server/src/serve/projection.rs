@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use classify_wasm::{keys, write_json_string};
+use classify_wasm::{fields, keys, write_json_string};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -129,12 +129,6 @@ impl ObjectKind {
         !matches!(self, ObjectKind::Node | ObjectKind::Namespace)
     }
 }
-
-/// The labels and annotations the engine reads, kept on a stored object;
-/// every other one is dropped.
-pub(crate) use classify_wasm::fields::{
-    ANNOTATIONS_READ as KEPT_ANNOTATIONS, LABELS_READ as KEPT_LABELS,
-};
 
 /// One stored object: its identity, the few fields the server indexes by,
 /// and its projection as JSON text, ready to be spliced into a snapshot.
@@ -902,7 +896,7 @@ struct KeptLabels(BTreeMap<&'static str, String>);
 
 impl Lenient for KeptLabels {
     fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
-        read_kept_strings(map, &KEPT_LABELS).map(|kept| Some(KeptLabels(kept)))
+        read_kept_strings(map, &fields::LABELS_READ).map(|kept| Some(KeptLabels(kept)))
     }
 }
 
@@ -911,7 +905,7 @@ struct KeptAnnotations(BTreeMap<&'static str, String>);
 
 impl Lenient for KeptAnnotations {
     fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
-        read_kept_strings(map, &KEPT_ANNOTATIONS).map(|kept| Some(KeptAnnotations(kept)))
+        read_kept_strings(map, &fields::ANNOTATIONS_READ).map(|kept| Some(KeptAnnotations(kept)))
     }
 }
 

@@ -122,7 +122,8 @@ fn kinds_parse_from_urls() {
 /// printed. Kept here, verbatim, as the reference the new one must match
 /// byte for byte.
 mod legacy {
-    use super::super::{ObjectKind, StoredObject, KEPT_ANNOTATIONS, KEPT_LABELS};
+    use super::super::{ObjectKind, StoredObject};
+    use classify_wasm::fields::{ANNOTATIONS_READ, LABELS_READ};
     use classify_wasm::keys;
     use serde_json::{Map, Value};
     use std::sync::Arc;
@@ -266,8 +267,8 @@ mod legacy {
             ],
         );
         for (field, kept) in [
-            ("labels", &KEPT_LABELS[..]),
-            ("annotations", &KEPT_ANNOTATIONS[..]),
+            ("labels", &LABELS_READ[..]),
+            ("annotations", &ANNOTATIONS_READ[..]),
         ] {
             let picked = pick_strings(meta.get(field).unwrap_or(&Value::Null), kept);
             if !picked.is_empty() {
