@@ -266,10 +266,15 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     };
-    let dump = std::env::temp_dir().join(format!(
-        "dispatch-dash-cli-bench-{}.json",
-        std::process::id()
-    ));
+    // `CLI_BENCH_DUMP=PATH` writes the dump there and keeps it, to profile
+    // the CLI on the very input it is timed on.
+    let kept = std::env::var_os("CLI_BENCH_DUMP").map(PathBuf::from);
+    let dump = kept.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "dispatch-dash-cli-bench-{}.json",
+            std::process::id()
+        ))
+    });
     let result = write_dump(&dump)
         .map_err(|e| format!("writing {}: {e}", dump.display()))
         .and_then(|bytes| {
@@ -281,7 +286,9 @@ fn main() -> ExitCode {
             );
             measure(&dump, &jq)
         });
-    let _ = std::fs::remove_file(&dump);
+    if kept.is_none() {
+        let _ = std::fs::remove_file(&dump);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
