@@ -20,7 +20,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use classify_wasm::{
     AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options, OrderKey,
@@ -428,10 +428,12 @@ pub struct Applied {
     pub reclassified: Vec<ItemKey>,
 }
 
-/// A namespace as the browser holds it.
+/// What changes, explanations and downloads read besides the rows: the
+/// header, every item and captured pod as its text, in input order, and
+/// what is read together.
 #[derive(Debug, Clone, Default)]
-pub struct Store {
-    pub header: Header,
+struct Index {
+    header: Header,
     items: BTreeMap<ItemKey, Kept>,
     /// Input order of the items (the order a snapshot is written in; an
     /// item sent again goes last): `Kept::seq` to key.
@@ -441,6 +443,26 @@ pub struct Store {
     next_seq: u64,
     /// What is read together: every item and captured pod.
     linker: Linker<Linked>,
+}
+
+/// A loaded snapshot's text, which the [`Index`] is built from on first
+/// use.
+#[derive(Debug, Clone)]
+struct Unindexed {
+    text: Arc<str>,
+    overrides: Header,
+}
+
+/// A namespace as the browser holds it.
+///
+/// A live snapshot's rows are all a first paint needs; its [`Index`] is
+/// built on first use instead ([`Store::prepare`], which the page calls
+/// once the table is drawn), so building it does not delay the table.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    index: OnceLock<Index>,
+    /// Set while `index` is still to be built from a loaded text.
+    unindexed: Option<Unindexed>,
     rows: BTreeMap<OrderKey, Arc<Row>>,
     row_order: HashMap<ItemKey, OrderKey>,
     next_revision: u64,
@@ -474,11 +496,26 @@ impl Store {
     /// Loads a snapshot (or a JSON dump: a `List`, an array or one object)
     /// and classifies it. The engine checks the input first, so an error
     /// names its line and column.
+    ///
+    /// The rows are made at once; the index of a JSON text waits for its
+    /// first use ([`Store::prepare`]).
     pub fn load(text: &str, overrides: Header) -> Result<Store, LoadError> {
         // The engine validates and classifies the text as given.
         let classified = classify_wasm::classify_with_attempts(text, overrides.options())
             .map_err(LoadError::Input)?;
-        Store::load_classified(text, overrides, classified)
+        if !is_json_text(text) {
+            // Refused now, with the position of what is not JSON.
+            return Store::load_classified(text, overrides, classified);
+        }
+        let mut store = Store {
+            unindexed: Some(Unindexed {
+                text: text.into(),
+                overrides,
+            }),
+            ..Store::default()
+        };
+        store.insert_rows(classified);
+        Ok(store)
     }
 
     /// [`Store::load`] for a caller that already classified `text` (the
@@ -490,7 +527,7 @@ impl Store {
     ) -> Result<Store, LoadError> {
         // One pass over the text finds the items; they are kept as the
         // slices of it they are, never built as values.
-        let doc = Document::parse(text).map_err(|e| {
+        let index = Index::of_text(text, overrides).map_err(|e| {
             LoadError::Input(InputError {
                 position: classify_wasm::Position {
                     line: e.line(),
@@ -499,7 +536,61 @@ impl Store {
                 message: "only JSON input can be kept as a store".to_string(),
             })
         })?;
-        let mut store = Store::default();
+        let mut store = Store {
+            index: OnceLock::from(index),
+            ..Store::default()
+        };
+        store.insert_rows(classified);
+        Ok(store)
+    }
+
+    fn insert_rows(&mut self, classified: Vec<Attempted>) {
+        for c in classified {
+            self.insert_row(c.observation, AttemptsSummary::of(&c.attempts), None);
+        }
+    }
+
+    /// Builds the index now if it is still to be built, so that the first
+    /// change or explanation does not wait for it.
+    pub fn prepare(&self) {
+        self.index();
+    }
+
+    /// The index, built first if it is still to be.
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| match &self.unindexed {
+            // The text was classified as JSON by the engine, so it parses
+            // (a server's snapshot nests a few levels, far from
+            // serde_json's limit of 128).
+            Some(u) => Index::of_text(&u.text, u.overrides).unwrap_or_default(),
+            None => Index::default(),
+        })
+    }
+
+    /// The index to change, built first if it is still to be (and the text
+    /// it was built from dropped).
+    fn index_mut(&mut self) -> &mut Index {
+        self.index();
+        self.unindexed = None;
+        self.index
+            .get_mut()
+            .expect("Store::index has just built the index")
+    }
+}
+
+/// Whether `text` is JSON to the engine and the store alike (its first
+/// non-blank character opens an object or an array).
+fn is_json_text(text: &str) -> bool {
+    text.trim().starts_with(['{', '['])
+}
+
+impl Index {
+    /// The index of a snapshot or dump's text, found in one pass over it:
+    /// the items are kept as the slices of it they are, never built as
+    /// values.
+    fn of_text(text: &str, overrides: Header) -> Result<Index, serde_json::Error> {
+        let doc = Document::parse(text)?;
+        let mut index = Index::default();
         let mut header = overrides;
         if header.mode.is_none() {
             header.mode = doc.mode;
@@ -507,17 +598,14 @@ impl Store {
         if header.nodes_readable.is_none() {
             header.nodes_readable = doc.nodes_readable;
         }
-        store.header = header;
+        index.header = header;
         for c in &doc.captured {
-            store.put_captured(c, captured_fields(c));
+            index.put_captured(c, captured_fields(c));
         }
         for item in &doc.items {
-            store.put(item, item_fields(item));
+            index.put(item, item_fields(item));
         }
-        for c in classified {
-            store.insert_row(c.observation, AttemptsSummary::of(&c.attempts), None);
-        }
-        Ok(store)
+        Ok(index)
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -544,7 +632,7 @@ impl Store {
     /// Adds or replaces a captured entry, given its text and
     /// [`captured_fields`].
     fn put_captured(&mut self, json: &str, fields: Value) {
-        let key = Store::captured_key(&fields);
+        let key = Index::captured_key(&fields);
         self.remove_captured(&key.0, &key.1);
         self.linker
             .upsert_captured(Linked::Captured(key.0.clone(), key.1.clone()), &fields);
@@ -577,7 +665,7 @@ impl Store {
     /// Adds or replaces an object, given its text and [`item_fields`];
     /// returns its key (None for kinds not read).
     fn put(&mut self, json: &str, fields: Value) -> Option<ItemKey> {
-        let key = Store::item_key(&fields)?;
+        let key = Index::item_key(&fields)?;
         self.remove(&key);
         self.linker.upsert(Linked::Item(key.clone()), &fields);
         let seq = self.next_seq();
@@ -640,7 +728,9 @@ impl Store {
     fn view_of_item(&self, key: &ItemKey) -> BTreeSet<Linked> {
         self.linker.view(&Linked::Item(key.clone()))
     }
+}
 
+impl Store {
     fn insert_row(
         &mut self,
         o: Observation,
@@ -692,8 +782,9 @@ impl Store {
         applied.reclassified = affected_items.iter().cloned().collect();
         let mut fresh: Vec<Attempted> = Vec::new();
         if !affected_items.is_empty() {
-            let text = self.sub_snapshot(&self.linker.view_of(&affected));
-            match classify_wasm::classify_with_attempts(&text, self.header.options()) {
+            let index = self.index();
+            let text = index.sub_snapshot(&index.linker.view_of(&affected));
+            match classify_wasm::classify_with_attempts(&text, index.header.options()) {
                 Ok(classified) => fresh.extend(
                     classified
                         .into_iter()
@@ -764,7 +855,7 @@ impl Store {
         }
         let mut linked: Vec<Linked> = keys.iter().cloned().map(Linked::Item).collect();
         for c in &captured_fields {
-            let (t, p) = Store::captured_key(c);
+            let (t, p) = Index::captured_key(c);
             linked.push(Linked::Captured(t, p));
         }
         for d in &change.dropped {
@@ -779,38 +870,39 @@ impl Store {
                     .to_string(),
             ));
         }
+        let index = self.index_mut();
         for k in &linked {
-            affected.extend(self.linker.affected_by(k));
+            affected.extend(index.linker.affected_by(k));
         }
         // Apply.
         // In the order the stream's contract gives: deletes, then upserts.
         for k in &keys[upsert_fields.len()..] {
-            self.remove(k);
+            index.remove(k);
         }
         for (u, fields) in change.upserts.iter().zip(upsert_fields) {
-            self.put(u, fields);
+            index.put(u, fields);
         }
         for (c, fields) in change.captured.iter().zip(captured_fields) {
-            self.put_captured(c, fields);
+            index.put_captured(c, fields);
         }
         for d in &change.dropped {
             let t = d.get("trainJobUID").and_then(Value::as_str).unwrap_or("");
             let p = d.get("podUID").and_then(Value::as_str).unwrap_or("");
-            self.remove_captured(t, p);
+            index.remove_captured(t, p);
         }
         let mut everything = false;
         if let Some(n) = change.nodes_readable {
-            if self.header.nodes_readable != Some(n) {
-                self.header.nodes_readable = Some(n);
+            if index.header.nodes_readable != Some(n) {
+                index.header.nodes_readable = Some(n);
                 everything = true;
             }
         }
         // After: what each changed object reaches now.
         for k in &linked {
-            affected.extend(self.linker.affected_by(k));
+            affected.extend(index.linker.affected_by(k));
         }
         if everything {
-            affected.extend(self.items.keys().cloned().map(Linked::Item));
+            affected.extend(index.items.keys().cloned().map(Linked::Item));
         }
         Some(self.reclassify(affected, now))
     }
@@ -831,7 +923,8 @@ impl Store {
     /// The objects the row's classification read (its view), with the
     /// captured pods (for the YAML view).
     pub fn objects_of(&self, key: &ItemKey) -> Vec<Value> {
-        let text = self.sub_snapshot(&self.view_of_item(key));
+        let index = self.index();
+        let text = index.sub_snapshot(&index.view_of_item(key));
         let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&text) else {
             return Vec::new();
         };
@@ -847,11 +940,12 @@ impl Store {
 
     /// The explanation of one row, from its view alone.
     pub fn explain(&self, key: &ItemKey) -> Option<Explanation> {
-        if !self.items.contains_key(key) {
+        let index = self.index();
+        if !index.items.contains_key(key) {
             return None;
         }
-        let text = self.sub_snapshot(&self.view_of_item(key));
-        classify_wasm::explain(&text, self.header.options())
+        let text = index.sub_snapshot(&index.view_of_item(key));
+        classify_wasm::explain(&text, index.header.options())
             .ok()?
             .into_iter()
             .find(|e| ItemKey::of(&e.observation) == *key)
@@ -860,12 +954,13 @@ impl Store {
     /// The snapshot the browser classified, as the spec's JSON (indented,
     /// for people: it is what the page offers to download).
     pub fn snapshot_json(&self) -> String {
-        let mut writer = SnapshotWriter::new(self.header.options());
-        for key in self.order.values() {
-            writer.item(&self.items[key].json);
+        let index = self.index();
+        let mut writer = SnapshotWriter::new(index.header.options());
+        for key in index.order.values() {
+            writer.item(&index.items[key].json);
         }
-        for key in self.captured_order.values() {
-            writer.captured_entry(&self.captured[key].json);
+        for key in index.captured_order.values() {
+            writer.captured_entry(&index.captured[key].json);
         }
         let text = writer.finish();
         serde_json::from_str::<Value>(&text)
@@ -949,10 +1044,14 @@ mod tests {
                     rows_by_object(&whole),
                     "seed {seed} step {step_no}: {step:?}"
                 );
-                assert_eq!(store.captured.len(), world.captured.len());
+                assert_eq!(store.index().captured.len(), world.captured.len());
                 for c in &world.captured {
                     let (t, p) = captured_key(c);
-                    assert!(store.linker.links(&Linked::Captured(t, p)).is_some());
+                    assert!(store
+                        .index()
+                        .linker
+                        .links(&Linked::Captured(t, p))
+                        .is_some());
                 }
                 rows_seen += whole.row_count();
             }
@@ -985,6 +1084,43 @@ mod tests {
             .collect()
     }
 
+    /// A live snapshot's index waits for its first use; built then (or by
+    /// `prepare`), it is the one an eager load builds.
+    #[test]
+    fn the_index_of_a_loaded_snapshot_is_built_on_first_use() {
+        let text = case("complete")["snapshot"].to_string();
+        let store = Store::load(&text, Header::default()).unwrap();
+        assert!(store.index.get().is_none(), "built before its first use");
+        assert!(store.row_count() > 0, "the rows are made at once");
+        store.prepare();
+        let eager = Index::of_text(&text, Header::default()).unwrap();
+        let built = store.index.get().expect("prepare builds it");
+        assert_eq!(built.header, eager.header);
+        let texts = |i: &Index| -> Vec<(ItemKey, String)> {
+            i.order
+                .values()
+                .map(|k| (k.clone(), i.items[k].json.to_string()))
+                .collect()
+        };
+        assert_eq!(texts(built), texts(&eager));
+        assert!(!texts(built).is_empty());
+
+        // A change builds it too, and then the text it came from is let go.
+        let mut store = Store::load(&text, Header::default()).unwrap();
+        store
+            .apply_change(r#"{"upserts": [], "deletes": []}"#, 1.0)
+            .expect("JSON");
+        assert!(store.index.get().is_some());
+        assert!(store.unindexed.is_none());
+
+        // Text that is not JSON is still refused at load, with its position.
+        let yaml = "kind: List\nitems: []\n";
+        assert!(matches!(
+            Store::load(yaml, Header::default()),
+            Err(LoadError::Input(_))
+        ));
+    }
+
     #[test]
     fn load_gives_the_golden_observations() {
         for c in all_cases() {
@@ -1011,7 +1147,13 @@ mod tests {
             let text = c["snapshot"].to_string();
             let mut store = Store::load(&text, Header::default()).unwrap();
             let before: Vec<Observation> = store.rows().map(|r| r.observation.clone()).collect();
-            let all: BTreeSet<Linked> = store.items.keys().cloned().map(Linked::Item).collect();
+            let all: BTreeSet<Linked> = store
+                .index()
+                .items
+                .keys()
+                .cloned()
+                .map(Linked::Item)
+                .collect();
             store.reclassify(all, 1.0);
             let after: Vec<Observation> = store.rows().map(|r| r.observation.clone()).collect();
             assert_eq!(before, after, "case {}", c["name"]);
@@ -1173,7 +1315,7 @@ mod tests {
                 classify_wasm::Links::of_item(&whole),
                 "{text}"
             );
-            assert_eq!(Store::item_key(&read), Store::item_key(&whole), "{text}");
+            assert_eq!(Index::item_key(&read), Index::item_key(&whole), "{text}");
         }
         for text in [
             r#"{"trainJobUID":"u","pod":{"metadata":{"uid":"p"},"spec":{"nodeName":"n"}}}"#,
@@ -1187,7 +1329,7 @@ mod tests {
                 classify_wasm::Links::of_captured(&whole),
                 "{text}"
             );
-            assert_eq!(Store::captured_key(&read), Store::captured_key(&whole));
+            assert_eq!(Index::captured_key(&read), Index::captured_key(&whole));
         }
     }
 
@@ -1205,19 +1347,23 @@ mod tests {
             pod.to_string(),
         ] {
             let store = Store::load(&doc, Header::default()).unwrap();
-            assert_eq!(store.items.get(&key).map(|k| &*k.json), Some(pod), "{doc}");
+            assert_eq!(
+                store.index().items.get(&key).map(|k| &*k.json),
+                Some(pod),
+                "{doc}"
+            );
         }
         let mut store =
             Store::load(r#"{"kind":"Snapshot","items":[]}"#, Header::default()).unwrap();
         let change = format!(r#"{{"upserts":[{pod}],"deletes":[]}}"#);
         assert!(store.apply_change(&change, 1.0).is_some());
-        assert_eq!(store.items.get(&key).map(|k| &*k.json), Some(pod));
+        assert_eq!(store.index().items.get(&key).map(|k| &*k.json), Some(pod));
         // Not JSON: nothing applied. A part of another type is ignored.
         assert_eq!(store.apply_change("{", 2.0), None);
         let odd =
             r#"{"upserts":{"kind":"Pod"},"deletes":[{"kind":"Pod","namespace":"ns","name":"p"}]}"#;
         assert!(store.apply_change(odd, 3.0).is_some());
-        assert!(store.items.is_empty());
+        assert!(store.index().items.is_empty());
     }
 
     #[test]

@@ -108,15 +108,64 @@ fn on_frame(live: Live) {
     }
 }
 
+/// Runs `f` when the browser is next idle (at the latest after a second),
+/// after the frames and input that are waiting: for work a paint must not
+/// wait for.
+fn when_idle(f: impl FnOnce() + 'static) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let callback = Closure::once_into_js(f);
+    let options = web_sys::IdleRequestOptions::new();
+    options.set_timeout(1000);
+    if window
+        .request_idle_callback_with_options(callback.unchecked_ref(), &options)
+        .is_err()
+    {
+        // No idle callbacks in this browser: after this task, then.
+        let _ = window.set_timeout_with_callback(callback.unchecked_ref());
+    }
+}
+
 fn message_text(e: &web_sys::Event) -> Option<String> {
     e.dyn_ref::<web_sys::MessageEvent>()?.data().as_string()
 }
 
+/// The stream `index.html` opened for `ns` before the app started, with
+/// the events it buffered meanwhile (in order): taken once, and only if it
+/// is for `ns`. One the server already refused is taken too: its buffered
+/// error asks why, as the app's own stream would have.
+fn take_early_stream(ns: &str) -> Option<(web_sys::EventSource, js_sys::Array)> {
+    let window = web_sys::window()?;
+    let key = JsValue::from_str("__ddEarlyStream");
+    let early = js_sys::Reflect::get(&window, &key)
+        .ok()
+        .filter(JsValue::is_object)?;
+    let _ = js_sys::Reflect::delete_property(window.as_ref(), &key);
+    let field = |name: &str| js_sys::Reflect::get(&early, &JsValue::from_str(name)).ok();
+    let source = field("source")?.dyn_into::<web_sys::EventSource>().ok()?;
+    let events = field("events").and_then(|e| e.dyn_into::<js_sys::Array>().ok());
+    // From here on the app's own listeners get the events.
+    let _ = js_sys::Reflect::set(&early, &JsValue::from_str("events"), &JsValue::NULL);
+    let same_ns = field("ns").and_then(|n| n.as_string()).as_deref() == Some(ns);
+    if !same_ns {
+        source.close();
+        return None;
+    }
+    Some((source, events.unwrap_or_default()))
+}
+
 fn connect(live: Live, ns: String, generation: u64) {
     let url = format!("/api/v1/namespaces/{}/snapshots", crate::query::encode(&ns));
-    let Ok(source) = web_sys::EventSource::new(&url) else {
-        live.conn.set(Conn::Reconnecting { since: now_ms() });
-        return;
+    let (source, early_events) = match take_early_stream(&ns) {
+        Some((source, events)) => (source, Some(events)),
+        None => match web_sys::EventSource::new(&url) {
+            Ok(source) => (source, None),
+            Err(_) => {
+                live.conn.set(Conn::Reconnecting { since: now_ms() });
+                return;
+            }
+        },
     };
     // Callbacks and timers can outlive the component (a 401 from the
     // namespaces fetch brings the form while a probe is under way): a
@@ -134,7 +183,19 @@ fn connect(live: Live, ns: String, generation: u64) {
                 live.loaded.set(true);
                 live.conn.set(Conn::Live);
                 mark("views-updated");
-                request_animation_frame(|| mark("next-frame"));
+                request_animation_frame(move || {
+                    mark("next-frame");
+                    // The table is drawn in this frame. The store's index,
+                    // which changes and explanations read, is built when
+                    // the page is next idle, not before the table (a change
+                    // that comes first builds it itself).
+                    when_idle(move || {
+                        if current() {
+                            live.store.with_untracked(Store::prepare);
+                            mark("store-indexed");
+                        }
+                    });
+                });
             }
         }
     });
@@ -213,6 +274,23 @@ fn connect(live: Live, ns: String, generation: u64) {
     let _ = source.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    // What an early stream brought before the app listened, in order.
+    for event in early_events.iter().flat_map(js_sys::Array::iter) {
+        let Ok(event) = event.dyn_into::<web_sys::Event>() else {
+            continue;
+        };
+        let handler = match event.type_().as_str() {
+            "snapshot" => &on_snapshot,
+            "change" => &on_change,
+            "open" => &on_open,
+            "error" => &on_error,
+            _ => continue,
+        };
+        let _ = handler
+            .as_ref()
+            .unchecked_ref::<js_sys::Function>()
+            .call1(&JsValue::NULL, &event);
+    }
     live.holder.set_value(Some(Connection {
         source,
         _handlers: vec![on_snapshot, on_change, on_open, on_error],
