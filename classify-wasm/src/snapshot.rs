@@ -156,10 +156,25 @@ pub(crate) fn collect<'n, 'a>(all_docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
 impl<'a> Snapshot<'a> {
     /// Reads parsed documents as a snapshot, with the caller's overrides.
     pub fn read(documents: &'a Documents<'a>, options: Options) -> Result<Self, InputError> {
-        Self::read_inner(documents, options).map_err(|e| input_error(documents, e))
+        Self::read_inner(documents, options, read_items).map_err(|e| input_error(documents, e))
     }
 
-    fn read_inner(documents: &'a Documents<'a>, options: Options) -> Read<Self> {
+    /// [`Snapshot::read`], the items read into typed views by two threads
+    /// (see [`read_items_on_two_threads`]); the same snapshot or error.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_on_two_threads(
+        documents: &'a Documents<'a>,
+        options: Options,
+    ) -> Result<Self, InputError> {
+        Self::read_inner(documents, options, read_items_on_two_threads)
+            .map_err(|e| input_error(documents, e))
+    }
+
+    fn read_inner(
+        documents: &'a Documents<'a>,
+        options: Options,
+        read_items: fn(&[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>>,
+    ) -> Read<Self> {
         let Items { items, snapshot } = collect(&documents.docs)?;
         let mut snap = Snapshot {
             mode: Mode::Plain,
@@ -174,14 +189,7 @@ impl<'a> Snapshot<'a> {
             captured: Vec::new(),
         };
         let mut seen: BTreeSet<(&str, &str, &str, &str)> = BTreeSet::new();
-        for item in items {
-            let Some(kind) = model::string(item, "kind")? else {
-                continue;
-            };
-            if !READ_KINDS.contains(&kind) {
-                continue;
-            }
-            let read = Item::read(kind, item)?;
+        for (kind, read) in read_items(&items)? {
             let meta = read.meta();
             // Same kind and UID, or without a UID the same kind, namespace and name: read once.
             let key = if meta.uid.is_empty() {
@@ -254,6 +262,52 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// An item's kind, and the item read as that kind.
+type KindAndItem<'a> = (&'a str, Item<'a>);
+
+/// The items of a read kind, in order, each with its kind and read whole
+/// (and so type-checked); the first error stops it.
+fn read_items<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>> {
+    let mut read = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(kind) = model::string(item, "kind")? else {
+            continue;
+        };
+        if READ_KINDS.contains(&kind) {
+            read.push((kind, Item::read(kind, item)?));
+        }
+    }
+    Ok(read)
+}
+
+/// Below this many items one thread reads them all.
+#[cfg(not(target_arch = "wasm32"))]
+const TWO_THREADS_MIN_ITEMS: usize = 2_000;
+
+/// [`read_items`], the second half of the items read by another thread.
+/// Reading an item depends on that item alone, so the views are the same,
+/// and the first half's first error, when it has one, is the first error.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_items_on_two_threads<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>> {
+    if items.len() < TWO_THREADS_MIN_ITEMS {
+        return read_items(items);
+    }
+    let (front, back) = items.split_at(items.len() / 2);
+    std::thread::scope(|scope| {
+        let Ok(back_read) = std::thread::Builder::new().spawn_scoped(scope, || read_items(back))
+        else {
+            return read_items(items);
+        };
+        let mut read = read_items(front)?;
+        match back_read.join() {
+            Ok(back) => read.extend(back?),
+            // Not expected (reading never panics); then this thread reads it.
+            Err(_) => read.extend(read_items(back)?),
+        }
+        Ok(read)
+    })
+}
+
 /// One item of a read kind, read (and so type-checked) whole.
 enum Item<'a> {
     TrainJob(TrainJob<'a>),
@@ -284,6 +338,73 @@ impl<'a> Item<'a> {
             Item::TrainingRuntime(x) => &x.meta,
             Item::Pod(x) => &x.meta,
             Item::Node(x) => &x.meta,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree;
+
+    /// A List of `n` items (pods and TrainJobs, every tenth a duplicate of
+    /// the one before), with a wrong type in the items named by `broken`.
+    fn list(n: usize, broken: &[usize]) -> String {
+        let items: Vec<String> = (0..n)
+            .map(|i| {
+                let uid = if i % 10 == 9 { i - 1 } else { i };
+                let kind = if i % 3 == 0 { "TrainJob" } else { "Pod" };
+                let name = if broken.contains(&i) {
+                    "5".to_string()
+                } else {
+                    format!("\"o{i}\"")
+                };
+                format!(
+                    r#"{{"kind":"{kind}","metadata":{{"name":{name},"uid":"u{uid}","labels":{{"dispatch.phpboyscout.uk/job-id":"j{i}"}}}},"status":{{"phase":"Running"}}}}"#
+                )
+            })
+            .collect();
+        format!(r#"{{"kind":"List","items":[{}]}}"#, items.join(",\n"))
+    }
+
+    fn read(text: &str, two_threads: bool) -> String {
+        let documents = tree::parse(text).expect("parses");
+        let read = if two_threads {
+            Snapshot::read_on_two_threads(&documents, Options::default())
+        } else {
+            Snapshot::read(&documents, Options::default())
+        };
+        match read {
+            Ok(snap) => format!("{snap:?}"),
+            Err(e) => format!("error {e}"),
+        }
+    }
+
+    /// Read on two threads, the snapshot is the one read on one, duplicates
+    /// across the halves included, and so is the first error, whichever half
+    /// it is in.
+    #[test]
+    fn two_threads_read_what_one_reads() {
+        let n = 2 * TWO_THREADS_MIN_ITEMS + 1;
+        let whole = list(n, &[]);
+        let one = read(&whole, false);
+        assert!(
+            one.starts_with("Snapshot"),
+            "{}",
+            &one[..one.len().min(300)]
+        );
+        assert_eq!(one, read(&whole, true));
+        for broken in [
+            &[5][..],
+            &[n - 2],
+            &[n / 2],
+            &[7, n - 3],
+            &[n / 2 - 1, n / 2],
+        ] {
+            let text = list(n, broken);
+            let one = read(&text, false);
+            assert!(one.starts_with("error"), "{broken:?}: {one}");
+            assert_eq!(one, read(&text, true), "{broken:?}");
         }
     }
 }

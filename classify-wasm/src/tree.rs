@@ -4,10 +4,14 @@
 //! from the parser, can still name its line and column. Strings borrow from the
 //! input wherever they can: most of a Pod is never read, and copying it would
 //! cost more than parsing it.
+//!
+//! [`parse_on_two_threads`] (natively, for the CLI) parses the second half of
+//! a big JSON List's items on another thread and splices them in; it gives
+//! exactly what [`parse`] gives, error included.
 
 use std::borrow::Cow;
 
-use crate::fields::is_read_key;
+use crate::fields::{is_read_key, READ_KEYS};
 use crate::source::{Position, Source, SourceKind};
 
 /// Documents nest at most this deep. kubectl output stays under 30; the limit
@@ -17,6 +21,36 @@ pub const MAX_DEPTH: usize = 256;
 /// A YAML alias may not make the tree grow past this many nodes in total, so
 /// that a "billion laughs" document is an error, not an out-of-memory.
 const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// For each key length below 32, the first bytes (all ASCII) of the read
+/// keys of that length, as bits: one lookup rules out most keys of a dump
+/// that are not read (`apiVersion`, `image`, `env`...) before
+/// [`is_read_key`] compares them with the list.
+const READ_KEY_SHAPES: [u128; 32] = read_key_shapes();
+
+// Evaluated by the compiler: an index out of range fails the build, it
+// cannot panic at run time.
+#[allow(clippy::indexing_slicing)]
+const fn read_key_shapes() -> [u128; 32] {
+    let mut shapes = [0u128; 32];
+    let mut k = 0;
+    while k < READ_KEYS.len() {
+        let key = READ_KEYS[k].as_bytes();
+        assert!(key.len() < 32 && !key.is_empty() && key[0] < 128);
+        shapes[key.len()] |= 1 << key[0];
+        k += 1;
+    }
+    shapes
+}
+
+/// False for most keys that [`is_read_key`] rejects, never for one it accepts.
+fn may_be_read_key(key: &str) -> bool {
+    let shape = READ_KEY_SHAPES.get(key.len()).copied().unwrap_or(0);
+    match key.as_bytes().first() {
+        Some(&b) if b < 128 => (shape >> b) & 1 == 1,
+        _ => false,
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Node<'a> {
@@ -93,12 +127,26 @@ pub struct Documents<'a> {
 /// Parses `text` as JSON when its first non-blank character is `{` or `[`, and
 /// as YAML otherwise (section 2, Dumps).
 pub fn parse(text: &str) -> Result<Documents<'_>, SyntaxError> {
+    parse_with(text, json::parse)
+}
+
+/// [`parse`], with a big JSON List's items parsed by two threads (see
+/// [`json::parse_on_two_threads`]); the same documents, or the same error.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn parse_on_two_threads(text: &str) -> Result<Documents<'_>, SyntaxError> {
+    parse_with(text, json::parse_on_two_threads)
+}
+
+fn parse_with<'a>(
+    text: &'a str,
+    json_parse: fn(&'a str) -> Result<Node<'a>, json::Error>,
+) -> Result<Documents<'a>, SyntaxError> {
     let first = text
         .chars()
         .find(|c| !c.is_whitespace() && *c != '\u{feff}');
     if matches!(first, Some('{') | Some('[')) {
         let source = Source::new(text, SourceKind::Json);
-        let doc = json::parse(text).map_err(|e| SyntaxError {
+        let doc = json_parse(text).map_err(|e| SyntaxError {
             position: source.position(e.at),
             message: e.message,
         })?;
@@ -125,23 +173,140 @@ mod json {
     }
 
     pub fn parse(text: &str) -> Result<Node<'_>, Error> {
-        let mut p = Parser {
-            text,
-            bytes: text.as_bytes(),
-            i: 0,
-            entries: Vec::new(),
-            items: Vec::new(),
+        Parser::new(text).document()
+    }
+
+    /// The depth of a List's items (the document is 0, its `items` 1).
+    const ITEM_DEPTH: usize = 2;
+
+    /// Inputs smaller than this are parsed by one thread.
+    #[cfg(not(target_arch = "wasm32"))]
+    const TWO_THREADS_MIN: usize = 1 << 20;
+
+    /// How far past the middle of the input a place to split it is looked for.
+    #[cfg(not(target_arch = "wasm32"))]
+    const SPLIT_WINDOW: usize = 256 << 10;
+
+    /// What the second thread found from the split: the items from there to
+    /// the end of their array, and the offset after its `]`.
+    type Tail<'a> = Result<(Vec<Node<'a>>, usize), Error>;
+
+    /// [`parse`], but a second thread parses, from a guessed item start in
+    /// the middle of the input, the rest of the array it belongs to, while
+    /// this thread parses from the start. When this thread then reaches an
+    /// item of a List's items array (depth [`ITEM_DEPTH`]) at exactly that
+    /// offset, it takes the second thread's items (or its error) instead of
+    /// parsing them again: parsing an item depends on nothing but the text
+    /// from its offset and its depth, so the tree, or the first error, is the
+    /// one [`parse`] gives. A wrong guess only costs the second thread's work.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn parse_on_two_threads(text: &str) -> Result<Node<'_>, Error> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+
+        let Some(split) = split_guess(text.as_bytes()) else {
+            return parse(text);
         };
-        p.skip_ws();
-        if p.rest().starts_with("\u{feff}".as_bytes()) {
-            p.i += 3;
+        let abandoned = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let (send, receive) = std::sync::mpsc::channel();
+            let abandoned = &abandoned;
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                let mut p = Parser::new(text);
+                p.i = split;
+                // A closed channel means the first thread is done without it.
+                let _ = send.send(p.items_to_end(ITEM_DEPTH, abandoned));
+            });
+            let mut p = Parser::new(text);
+            if spawned.is_ok() {
+                p.tail = Some((split, receive));
+            }
+            let doc = p.document();
+            // A wrong guess: the second thread stops at its next item.
+            abandoned.store(true, Ordering::Relaxed);
+            doc
+        })
+    }
+
+    /// Where a List's item probably starts, just past the middle of `bytes`:
+    /// a `{` that begins a line (after blanks) and follows a line ending in
+    /// `},`, the least indented such in a window (kubectl indents deeper
+    /// objects further; a one-item-per-line dump puts items at column 1).
+    /// None for small inputs, or when no line looks like that.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn split_guess(bytes: &[u8]) -> Option<usize> {
+        if bytes.len() < TWO_THREADS_MIN {
+            return None;
         }
-        let node = p.value(0, false)?;
-        p.skip_ws();
-        if p.i < p.bytes.len() {
-            return Err(p.err("unexpected text after the JSON document"));
+        let from = bytes.len() / 2;
+        let window = bytes.get(from..(from + SPLIT_WINDOW).min(bytes.len()))?;
+        let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+        let mut best: Option<(usize, usize)> = None;
+        for (newline, _) in window.iter().enumerate().filter(|(_, b)| **b == b'\n') {
+            let before = window.get(..newline)?;
+            let mut back = before.iter().rev().skip_while(|b| is_blank(b));
+            if back.next() != Some(&b',')
+                || back.find(|b| !is_blank(b) && **b != b'\n') != Some(&b'}')
+            {
+                continue;
+            }
+            let after = window.get(newline + 1..)?;
+            let indent = after.iter().take_while(|b| is_blank(b)).count();
+            if after.get(indent) == Some(&b'{') && best.is_none_or(|(_, least)| indent < least) {
+                best = Some((from + newline + 1 + indent, indent));
+            }
         }
-        Ok(node)
+        best.map(|(at, _)| at)
+    }
+
+    impl<'a> Parser<'a> {
+        fn new(text: &'a str) -> Self {
+            Parser {
+                text,
+                bytes: text.as_bytes(),
+                i: 0,
+                entries: Vec::new(),
+                items: Vec::new(),
+                tail: None,
+            }
+        }
+
+        /// The whole input as one document.
+        fn document(&mut self) -> Result<Node<'a>, Error> {
+            let p = self;
+            p.skip_ws();
+            if p.rest().starts_with("\u{feff}".as_bytes()) {
+                p.i += 3;
+            }
+            let node = p.value(0, false)?;
+            p.skip_ws();
+            if p.i < p.bytes.len() {
+                return Err(p.err("unexpected text after the JSON document"));
+            }
+            Ok(node)
+        }
+
+        /// The second thread's work: the items of an array from the cursor
+        /// to its `]`, exactly as [`Parser::array`]'s loop parses them, and
+        /// the offset after it. Stops early (with a result no one reads) once
+        /// the first thread is done.
+        #[cfg(not(target_arch = "wasm32"))]
+        fn items_to_end(
+            &mut self,
+            depth: usize,
+            abandoned: &std::sync::atomic::AtomicBool,
+        ) -> Tail<'a> {
+            let mut items = Vec::new();
+            loop {
+                self.skip_ws();
+                items.push(self.value(depth, false)?);
+                if self.closes_after_member(b']')? {
+                    return Ok((items, self.i));
+                }
+                if abandoned.load(std::sync::atomic::Ordering::Relaxed) {
+                    return Err(self.err("abandoned"));
+                }
+            }
+        }
     }
 
     /// The offset at or after `i` from which a string's byte-by-byte scan
@@ -183,6 +348,9 @@ mod json {
         entries: Vec<(Cow<'a, str>, Node<'a>)>,
         /// The same for the items of arrays.
         items: Vec<Node<'a>>,
+        /// Where another thread parses the rest of an items array from, and
+        /// how its result arrives (see [`parse_on_two_threads`]).
+        tail: Option<(usize, std::sync::mpsc::Receiver<Tail<'a>>)>,
     }
 
     impl<'a> Parser<'a> {
@@ -311,7 +479,7 @@ mod json {
             loop {
                 self.skip_ws();
                 let key = self.key()?;
-                if free_keys || is_read_key(&key) {
+                if free_keys || (may_be_read_key(&key) && is_read_key(&key)) {
                     let free = key == "labels" || key == "annotations";
                     let value = self.value(depth + 1, free)?;
                     self.entries.push((key, value));
@@ -331,11 +499,38 @@ mod json {
             let start = self.items.len();
             loop {
                 self.skip_ws();
+                if depth + 1 == ITEM_DEPTH {
+                    if let Some(end) = self.take_tail()? {
+                        self.i = end;
+                        return Ok(Value::Seq(self.items.drain(start..).collect()));
+                    }
+                }
                 let item = self.value(depth + 1, false)?;
                 self.items.push(item);
                 if self.closes_after_member(b']')? {
                     return Ok(Value::Seq(self.items.drain(start..).collect()));
                 }
+            }
+        }
+
+        /// At the offset another thread parsed the rest of this array from:
+        /// its items (pushed) and the offset after the array, or its error.
+        /// None elsewhere, or when that thread failed to answer (then this
+        /// one parses on).
+        fn take_tail(&mut self) -> Result<Option<usize>, Error> {
+            if self.tail.as_ref().is_none_or(|(at, _)| *at != self.i) {
+                return Ok(None);
+            }
+            let Some((_, receive)) = self.tail.take() else {
+                return Ok(None);
+            };
+            match receive.recv() {
+                Ok(tail) => {
+                    let (items, end) = tail?;
+                    self.items.extend(items);
+                    Ok(Some(end))
+                }
+                Err(_) => Ok(None),
             }
         }
 
@@ -721,6 +916,74 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_key_prefilter_passes_every_read_key_and_stops_others() {
+        for key in READ_KEYS {
+            assert!(may_be_read_key(key), "{key}");
+        }
+        for other in [
+            "apiVersion",
+            "imagePullPolicy",
+            "env",
+            "",
+            "é",
+            "volumes",
+            "x",
+        ] {
+            assert!(!may_be_read_key(other), "{other}");
+        }
+    }
+
+    /// Parsed on two threads, a List gives the same tree as on one (the
+    /// second thread's items spliced in at the split), and each broken
+    /// variant the same error, wherever the break is relative to the split.
+    #[test]
+    fn two_threads_parse_what_one_parses() {
+        let item = |i: usize| {
+            format!(
+                "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"p{i}\",\"labels\":{{\"a\":\"\\u00e9{i}\"}}}},\"spec\":{{\"containers\":[{{\"name\":\"c\"}}]}}}}"
+            )
+        };
+        let items: Vec<String> = (0..12_000).map(item).collect();
+        let text = format!(
+            "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}",
+            items.join(",\n")
+        );
+        let split = json::split_guess(text.as_bytes()).expect("a split");
+        assert!(text[split..].starts_with("{\"kind\":\"Pod\""));
+        let shape = |r: Result<Node<'_>, json::Error>| match r {
+            Ok(node) => format!("{node:?}"),
+            Err(e) => format!("error at {}: {}", e.at, e.message),
+        };
+        let one = shape(json::parse(&text));
+        assert!(one.starts_with("Node"), "{}", &one[..one.len().min(200)]);
+        assert_eq!(one, shape(json::parse_on_two_threads(&text)));
+        // Breaks before, at, just after and well after the split, and in the
+        // document's tail after the items.
+        for at in [
+            100,
+            split - 2,
+            split,
+            split + 7,
+            split + 5_000,
+            text.len() - 3,
+        ] {
+            for bad in ["\u{1}", "]", "\""] {
+                let mut broken = text.clone();
+                broken.insert_str(at, bad);
+                let one = shape(json::parse(&broken));
+                // A control character breaks JSON anywhere; the others
+                // only outside a string.
+                assert!(bad != "\u{1}" || one.starts_with("error"), "at {at}");
+                assert_eq!(
+                    one,
+                    shape(json::parse_on_two_threads(&broken)),
+                    "{bad:?} at {at}"
+                );
             }
         }
     }

@@ -5,6 +5,10 @@
 //!
 //! Bad input exits with status 2 and one line on stderr:
 //! `error: <source>:<line>:<column>: <what is wrong>`.
+//!
+//! Built for one big dump on a machine with cores to spare: a big file is
+//! read by two threads, the engine parses it on two, and the tree is leaked
+//! rather than freed before the process exits (see [`run`]).
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Read, Write};
@@ -61,7 +65,7 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), Error> {
     match file {
         Some(path) if path.as_os_str() != "-" => {
             let name = path.display().to_string();
-            std::fs::read(path)
+            read_file(path)
                 .map(|bytes| (name.clone(), bytes))
                 .map_err(|error| Error::Read {
                     source_name: name,
@@ -81,7 +85,72 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), Error> {
     }
 }
 
+/// Below this size a file is read by one thread: a second one would cost
+/// more to start than it saves.
+const PARALLEL_READ_MIN: u64 = 4 << 20;
+
+/// A file's bytes, like `std::fs::read`. A big regular file is read by two
+/// threads, each copying one half into its half of the buffer: the copy out
+/// of the page cache and the faults of the fresh buffer's pages are most of
+/// the cost of reading a dump, and they split over two cores.
+#[cfg(unix)]
+fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+
+    let file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    let Ok(len) = usize::try_from(metadata.len()) else {
+        return std::fs::read(path);
+    };
+    if !metadata.is_file() || metadata.len() < PARALLEL_READ_MIN {
+        return std::fs::read(path);
+    }
+    let mut bytes = vec![0u8; len];
+    let half = len / 2;
+    let (front, back) = bytes.split_at_mut(half);
+    let halves = std::thread::scope(|scope| {
+        let back_read = std::thread::Builder::new()
+            .spawn_scoped(scope, || file.read_exact_at(back, half as u64));
+        let front_read = file.read_exact_at(front, 0);
+        match back_read {
+            Ok(handle) => front_read.and_then(|()| {
+                handle
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::ErrorKind::Other.into()))
+            }),
+            // No second thread: the plain read below.
+            Err(error) => Err(error),
+        }
+    });
+    match halves {
+        Ok(()) => {
+            // The file may have grown since its size was read: what was
+            // appended is read too, as `std::fs::read` would.
+            let mut rest = Vec::new();
+            let mut tail = &file;
+            std::io::Seek::seek(&mut tail, std::io::SeekFrom::Start(len as u64))?;
+            tail.read_to_end(&mut rest)?;
+            bytes.extend_from_slice(&rest);
+            Ok(bytes)
+        }
+        // It shrank (or a half failed): read it again the plain way, so that
+        // the bytes, or the error, are what `std::fs::read` gives.
+        Err(_) => std::fs::read(path),
+    }
+}
+
+#[cfg(not(unix))]
+fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
+}
+
 /// Runs the subcommand and renders its output as text.
+///
+/// The input and its tree are leaked, not freed: the tree of a big dump is
+/// about a million small allocations, freeing them took a tenth of the run,
+/// and this runs once in a process that exits right after printing, which
+/// gives all of it back at once (leaking is safe code; nothing is left
+/// undone, since neither owns anything but memory).
 pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
     let (source_name, bytes) = read_input(args.file.as_ref())?;
     let options = Options {
@@ -92,30 +161,29 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
         source_name: source_name.clone(),
         error,
     };
-    Ok(match args.output {
-        Output::Json => {
-            let observations =
-                classify_wasm::classify_bytes(&bytes, options).map_err(input_error)?;
+    let text = classify_wasm::as_text(&bytes).map_err(input_error)?;
+    let parsed = classify_wasm::Parsed::new_on_two_threads(text).map_err(input_error)?;
+    let rendered = match args.output {
+        Output::Json => parsed.classify(options).map(|observations| {
             let mut text = serde_json::to_string_pretty(&observations).unwrap_or_default();
             text.push('\n');
             text
-        }
-        Output::Table => {
-            let observations =
-                classify_wasm::classify_bytes(&bytes, options).map_err(input_error)?;
-            table(&observations, width)
-        }
-        Output::Explain => {
-            let explained = classify_wasm::explain_bytes(&bytes, options).map_err(input_error)?;
-            classify_wasm::explanations_text(&explained)
-        }
-        Output::ExplainJson => {
-            let explained = classify_wasm::explain_bytes(&bytes, options).map_err(input_error)?;
+        }),
+        Output::Table => parsed
+            .classify(options)
+            .map(|observations| table(&observations, width)),
+        Output::Explain => parsed
+            .explain(options)
+            .map(|explained| classify_wasm::explanations_text(&explained)),
+        Output::ExplainJson => parsed.explain(options).map(|explained| {
             let mut text = serde_json::to_string_pretty(&explained).unwrap_or_default();
             text.push('\n');
             text
-        }
-    })
+        }),
+    };
+    std::mem::forget(parsed);
+    std::mem::forget(bytes);
+    rendered.map_err(input_error)
 }
 
 pub fn main(args: ClassifyArgs) -> ExitCode {

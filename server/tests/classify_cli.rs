@@ -395,3 +395,68 @@ fn the_example_dump_in_the_repo_classifies() {
         "the example shows orphans"
     );
 }
+
+/// A dump big enough to be read and parsed by two threads (over 4 MB, one
+/// item per line) prints what the engine, on one thread, classifies it as;
+/// broken in its second half, it prints the engine's error.
+#[test]
+fn a_big_dump_read_on_two_threads_is_what_one_thread_reads() {
+    let mut items = Vec::new();
+    for job in 0..1_500 {
+        items.push(format!(
+            r#"{{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{{"name":"llm-{job}-s1","namespace":"team-a","uid":"tj-{job}","labels":{{"dispatch.phpboyscout.uk/job-id":"llm-{job}","dispatch.phpboyscout.uk/submission":"s1"}}}},"spec":{{}},"status":{{"conditions":[]}}}}"#
+        ));
+        for rank in 0..8 {
+            let phase = if (job + rank) % 13 == 0 {
+                "Failed"
+            } else {
+                "Running"
+            };
+            items.push(format!(
+                r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"llm-{job}-s1-node-0-{rank}","namespace":"team-a","uid":"pod-{job}-{rank}","labels":{{"jobset.sigs.k8s.io/jobset-name":"llm-{job}-s1","dispatch.phpboyscout.uk/job-id":"llm-{job}","dispatch.phpboyscout.uk/submission":"s1","jobset.sigs.k8s.io/restart-attempt":"0"}}}},"spec":{{"nodeName":"n{rank}","containers":[{{"name":"node","image":"{}"}}]}},"status":{{"phase":"{phase}"}}}}"#,
+                "x".repeat(300)
+            ));
+        }
+    }
+    let text = format!(
+        "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}\n",
+        items.join(",\n")
+    );
+    assert!(text.len() > 4 << 20, "{} bytes", text.len());
+    let path = temp_file("two-threads.json", text.as_bytes());
+    let out = classify_file(&path, &["-o", "json"]);
+    let engine = classify_wasm::classify(&text, Default::default()).unwrap();
+    assert_eq!(engine.len(), 1_500);
+    let mut want = serde_json::to_string_pretty(&engine).unwrap();
+    want.push('\n');
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == want.as_bytes(),
+        "the CLI's observations differ"
+    );
+
+    let _ = std::fs::remove_file(&path);
+
+    // A wrong type (found reading the views) and a syntax error (found
+    // parsing), both in the second half.
+    for (from, to) in [
+        (
+            r#""name":"llm-1400-s1-node-0-3""#,
+            r#""name":["llm-1400-s1-node-0-3"]"#,
+        ),
+        (r#""uid":"pod-1400-5""#, r#""uid":"pod-1400-5" "x""#),
+    ] {
+        let broken = text.replacen(from, to, 1);
+        assert_ne!(broken, text);
+        let error = classify_wasm::classify(&broken, Default::default()).unwrap_err();
+        let path = temp_file("two-threads-broken.json", broken.as_bytes());
+        let out = classify_file(&path, &[]);
+        let _ = std::fs::remove_file(&path);
+        assert_bad_input(&out, &format!("error: {}:{error}\n", path.display()));
+    }
+}
