@@ -342,7 +342,8 @@ impl<'a> Item<'a> {
     }
 }
 
-#[cfg(test)]
+// Only the two-thread reading is tested here, and wasm has no threads.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::tree;
