@@ -1,0 +1,109 @@
+// The stream index.html opens while the wasm loads (web/index.html,
+// take_early_stream in web/src/ui/live.rs): the app takes it over instead
+// of opening a second one, and one nobody takes is let go after 1,000
+// buffered events or 30 s, so what it holds is bounded.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+
+const rows = 'table.obs tbody tr';
+const snapshot = cases().find((c) => c.name === 'complete').snapshot;
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** A stand-in that answers the namespace list and the session, and on each
+ * `snapshots` request sends the snapshot and then `changes` change events;
+ * it records each stream's open and close. */
+function standIn({ changes = 0 } = {}) {
+  const streams = [];
+  const api = (req, res, path) => {
+    const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
+    if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
+    if (path === '/api/v1/namespaces/team-a/snapshots') {
+      const stream = { closed: false };
+      streams.push(stream);
+      req.on('close', () => { stream.closed = true; });
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
+      for (let i = 0; i < changes; i++) {
+        res.write(`id: ${i + 2}\nevent: change\ndata: {"upserts":[],"deletes":[]}\n\n`);
+      }
+      return;
+    }
+    res.writeHead(404); res.end();
+  };
+  return { api, streams };
+}
+
+async function until(what, check, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test('the app takes over the stream index.html opened: one request, and the rows', { timeout: 60_000 }, async () => {
+  const stand = standIn();
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  try {
+    await page.goto(`${site.url}/?ns=team-a`);
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    await until('the connection indicator says live', async () => /live/.test(await page.locator('#connection').textContent()));
+    assert.equal(stand.streams.length, 1, 'one stream, not a second one opened by the app');
+    assert.equal(stand.streams[0].closed, false);
+    assert.equal(await page.evaluate(() => window.__ddEarlyStream), undefined, 'taken');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+// Without the app (its wasm refused), the early stream is nobody's.
+async function withoutTheApp(page) {
+  await page.route('**/*.wasm', (route) => route.abort());
+}
+
+test('an early stream nobody takes is let go after 1,000 buffered events', { timeout: 60_000 }, async () => {
+  const stand = standIn({ changes: 1100 });
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  try {
+    await withoutTheApp(page);
+    await page.goto(`${site.url}/?ns=team-a`);
+    await until('the stream was opened', () => stand.streams.length === 1);
+    await until('the stream was closed by the page', () => stand.streams[0].closed);
+    assert.equal(await page.evaluate(() => window.__ddEarlyStream), undefined);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+test('an early stream nobody takes is let go after 30 s', { timeout: 60_000 }, async () => {
+  const stand = standIn();
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  try {
+    await page.clock.install();
+    await withoutTheApp(page);
+    await page.goto(`${site.url}/?ns=team-a`);
+    await until('the stream was opened', () => stand.streams.length === 1);
+    await until('the snapshot was buffered', () => page.evaluate(() => window.__ddEarlyStream?.events?.length >= 1));
+    await page.clock.runFor(29_000);
+    assert.equal(stand.streams[0].closed, false, 'still held before 30 s');
+    assert.equal(await page.evaluate(() => window.__ddEarlyStream?.source.readyState), 1, 'open');
+    await page.clock.runFor(1_500);
+    await until('the stream was closed by the page', () => stand.streams[0].closed);
+    assert.equal(await page.evaluate(() => window.__ddEarlyStream), undefined);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
