@@ -20,20 +20,20 @@ staging=target/web-dist
 trunk build --release --dist "$staging" "$@"
 mkdir -p dist
 changed=0
-for file in "$staging"/*; do
-    name=$(basename "$file")
-    if ! cmp -s "$file" "dist/$name"; then
-        cp "$file" "dist/$name"
+# Every file, subdirectories too (wasm-bindgen's JS snippets are in one).
+while IFS= read -r -d '' rel; do
+    if ! cmp -s "$staging/$rel" "dist/$rel"; then
+        mkdir -p "dist/$(dirname "$rel")"
+        cp "$staging/$rel" "dist/$rel"
         changed=$((changed + 1))
     fi
-done
-for file in dist/*; do
-    [ -e "$file" ] || continue
-    name=$(basename "$file")
-    if [ ! -e "$staging/$name" ]; then
-        rm -rf "$file"
+done < <(cd "$staging" && find . -type f -print0)
+while IFS= read -r -d '' rel; do
+    if [ ! -e "$staging/$rel" ]; then
+        rm -f "dist/$rel"
         changed=$((changed + 1))
     fi
-done
+done < <(cd dist && find . -type f -print0)
+find dist -mindepth 1 -type d -empty -delete
 echo "build-web: $changed file(s) of dist/ changed"
-ls -l dist/
+find dist -type f | sort | xargs ls -l

@@ -17,6 +17,7 @@ pub mod repaint;
 pub mod server_info;
 pub mod session;
 pub mod store;
+pub mod table_sync;
 pub mod timeline;
 pub mod ui;
 pub mod yaml;

@@ -118,9 +118,17 @@ pub struct Row {
     /// Milliseconds (the caller's clock) of the last change; `None` for rows
     /// as first loaded.
     pub changed_at: Option<f64>,
-    /// Unique among the store's rows, and new whenever the observation
-    /// changes: the table's key.
+    /// Unique among the rows of every store of the page (a new snapshot's
+    /// rows never take an earlier store's revisions), and new whenever the
+    /// observation changes: the table's key.
     pub revision: u64,
+}
+
+/// The next [`Row::revision`], counted for the whole page: the table keeps a
+/// row's element exactly as long as its revision is shown, across stores.
+fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// How the store names items and captured pods to the engine's [`Linker`].
@@ -465,7 +473,6 @@ pub struct Store {
     unindexed: Option<Unindexed>,
     rows: BTreeMap<OrderKey, Arc<Row>>,
     row_order: HashMap<ItemKey, OrderKey>,
-    next_revision: u64,
 }
 
 fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
@@ -750,13 +757,12 @@ impl Store {
                 return false;
             }
         }
-        self.next_revision += 1;
         let row = Row {
             key: key.clone(),
             observation: o,
             attempts,
             changed_at,
-            revision: self.next_revision,
+            revision: next_revision(),
         };
         self.row_order.insert(key, order.clone());
         self.rows.insert(order, Arc::new(row));
@@ -1086,6 +1092,26 @@ mod tests {
 
     /// A live snapshot's index waits for its first use; built then (or by
     /// `prepare`), it is the one an eager load builds.
+    #[test]
+    fn a_new_store_never_reuses_the_revisions_of_an_earlier_one() {
+        // The table keeps an element while its revision is shown: a store
+        // loaded after a reconnect must not take the old rows' revisions,
+        // or the old elements (and their old text) would stay.
+        let text = case("complete")["snapshot"].to_string();
+        let revisions = |s: &Store| -> std::collections::HashSet<u64> {
+            s.rows().map(|r| r.revision).collect()
+        };
+        let first = Store::load(&text, Header::default()).unwrap();
+        let second = Store::load(&text, Header::default()).unwrap();
+        assert!(!revisions(&first).is_empty());
+        assert_eq!(
+            revisions(&first).len(),
+            first.row_count(),
+            "unique within one"
+        );
+        assert!(revisions(&first).is_disjoint(&revisions(&second)));
+    }
+
     #[test]
     fn the_index_of_a_loaded_snapshot_is_built_on_first_use() {
         let text = case("complete")["snapshot"].to_string();

@@ -96,7 +96,6 @@ fn clock() -> ReadSignal<f64> {
 
 #[component]
 pub fn App() -> impl IntoView {
-    table::intern_row_strings();
     let nav = Nav {
         view: RwSignal::new(current_view()),
     };

@@ -1,16 +1,18 @@
 //! The observation table, the counts bar and the filters, shared by the live
 //! dashboard and the offline page.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use classify_wasm::{CauseKind, Observation, State};
 use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::Nav;
+use super::{mark, Nav};
 use crate::query::Filter;
 use crate::store::{AttemptsSummary, ItemKey, Row};
+use crate::table_sync::Plan;
 
 /// How long a changed row stays marked.
 pub const RECENT_MS: f64 = 5000.0;
@@ -227,73 +229,193 @@ fn on_row_itself(ev: &web_sys::Event, tr: &web_sys::Element) -> bool {
         .is_some_and(|t| &t == tr)
 }
 
-/// Makes the strings every row repeats (roles, classes, states and causes,
-/// kinds) JS strings once: without it each cell's copy is decoded from
-/// wasm memory again, which a profile of the first paint of 1,000 rows
-/// showed as its largest single cost.
-pub fn intern_row_strings() {
-    for s in [
-        "row",
-        "cell",
-        "0",
-        "job",
-        "object",
-        "exec",
-        "attempts",
-        "detail",
-        "link open",
-        "kind",
-        " ",
-        "",
-        "foreign",
-        "held",
-        "TrainJob",
-        "JobSet",
-        "Workload",
-        "Pod",
-        "TrainingRuntime",
+/// A row with everything every row has: its roles, classes and elements.
+/// Each row is a deep clone of it with its own text filled in (`rows.js`),
+/// so a row costs a clone and a few property sets, not one call per element
+/// and per attribute (building 1,834 rows element by element was most of the
+/// first paint of 1,000 TrainJobs).
+fn row_template(document: &web_sys::Document) -> Result<web_sys::Element, JsValue> {
+    let element = |tag: &str, class: &str| -> Result<web_sys::Element, JsValue> {
+        let e = document.create_element(tag)?;
+        if !class.is_empty() {
+            e.set_class_name(class);
+        }
+        Ok(e)
+    };
+    let tr = element("tr", "")?;
+    tr.set_attribute("role", "row")?;
+    tr.set_attribute("tabindex", "0")?;
+    for class in [
+        "job", "", "object", "", "", "", "", "exec", "attempts", "detail",
     ] {
-        wasm_bindgen::intern(s);
+        let td = element("td", class)?;
+        td.set_attribute("role", "cell")?;
+        tr.append_child(&td)?;
     }
-    for state in State::ALL {
-        wasm_bindgen::intern(state.as_str());
-        wasm_bindgen::intern(&format!("badge state-{}", state.as_str()));
+    // The object cell holds the button that opens the explanation: the
+    // kind, then the name in the text node after it.
+    let cells = tr.children();
+    let button = element("button", "link open")?;
+    let kind = element("span", "kind")?;
+    button.append_child(&kind)?;
+    button.append_child(&document.create_text_node(" "))?;
+    if let Some(object) = cells.item(2) {
+        object.append_child(&button)?;
     }
-    for cause in CauseKind::ALL {
-        wasm_bindgen::intern(cause.as_str());
-        wasm_bindgen::intern(&format!("badge cause-{}", cause.as_str()));
+    // The state and cause cells hold a badge each.
+    for at in [3, 4] {
+        if let Some(badge_cell) = cells.item(at) {
+            let badge = element("span", "badge")?;
+            badge_cell.append_child(&badge)?;
+        }
+    }
+    Ok(tr)
+}
+
+/// One row's text, in the order `rows.js` reads it (a JSON array): key,
+/// state, cause, job, submission, kind, name, held, foreign, execution,
+/// attempts, the attempts' title, detail, and whether it changed recently.
+#[derive(Debug, serde::Serialize)]
+struct RowFields<'a>(
+    String,
+    &'static str,
+    &'static str,
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    String,
+    &'static str,
+    String,
+    String,
+    Option<String>,
+    &'a str,
+    bool,
+);
+
+impl<'a> RowFields<'a> {
+    fn of(r: &'a Row, recent: bool) -> RowFields<'a> {
+        let o = &r.observation;
+        RowFields(
+            r.key.id(),
+            o.state.as_str(),
+            o.cause.kind.as_str(),
+            &o.job,
+            &o.submission,
+            &o.object.kind,
+            &o.object.name,
+            held_text(o),
+            if o.foreign { "foreign" } else { "" },
+            execution_text(o),
+            attempts_text(&r.attempts),
+            attempts_title(&r.attempts),
+            &o.cause.detail,
+            recent,
+        )
     }
 }
 
-/// One row. It has no event handlers of its own: the table body handles
-/// clicks and keys for all its rows (see [`Table`]), so 1,000 rows add no
-/// 3,000 listeners.
-fn row_view(r: Arc<Row>, now: Signal<f64>) -> impl IntoView {
-    let o = &r.observation;
-    // Only a row that changed follows the clock: rows as first loaded are
-    // never recent, so a tick of `now` re-runs nothing for them.
-    let recent: Signal<bool> = match r.changed_at {
-        Some(t) => Signal::derive(move || now.get() - t < RECENT_MS),
-        None => Signal::stored(false),
-    };
-    view! {
-        <tr role="row" tabindex="0" data-key=r.key.id() data-state=o.state.as_str() data-cause=o.cause.kind.as_str()
-            class:recent=recent>
-            <td role="cell" class="job">{o.job.clone()}</td>
-            <td role="cell">{o.submission.clone()}</td>
-            <td role="cell" class="object">
-                <button class="link open">
-                    <span class="kind">{o.object.kind.clone()}</span>" "{o.object.name.clone()}
-                </button>
-            </td>
-            <td role="cell"><StateBadge state=o.state /></td>
-            <td role="cell"><CauseBadge cause=o.cause.kind /></td>
-            <td role="cell">{held_text(o)}</td>
-            <td role="cell">{if o.foreign { "foreign" } else { "" }}</td>
-            <td role="cell" class="exec">{execution_text(o)}</td>
-            <td role="cell" class="attempts" title=attempts_title(&r.attempts)>{attempts_text(&r.attempts)}</td>
-            <td role="cell" class="detail">{o.cause.detail.clone()}</td>
-        </tr>
+#[wasm_bindgen(module = "/src/ui/rows.js")]
+extern "C" {
+    /// Clones `template` once per row of `json` (an array of [`RowFields`])
+    /// and fills in its text: the new rows' elements, in order.
+    #[wasm_bindgen(js_name = buildRows)]
+    fn build_rows(template: &web_sys::Element, json: &str) -> js_sys::Array;
+}
+
+/// The row elements in the body, by revision, in body order.
+#[derive(Default)]
+struct ShownRows {
+    /// The body they are in. Leptos may hand a re-rendered table the body
+    /// element of the one before (it patches a view of the same shape in
+    /// place), rows and all: a body not drawn by this value yet is emptied
+    /// first.
+    body: Option<web_sys::Element>,
+    template: Option<web_sys::Element>,
+    order: Vec<u64>,
+    elements: HashMap<u64, web_sys::Element>,
+    /// Rows drawn as changed, with when they changed: each loses its
+    /// `recent` class once [`RECENT_MS`] have passed.
+    recent: Vec<(u64, f64)>,
+}
+
+impl ShownRows {
+    /// Makes the body show `rows`, in order, after the [`Plan`].
+    fn show(&mut self, body: &web_sys::Element, rows: &[Arc<Row>], now: f64) {
+        let template = match &self.template {
+            Some(t) => t.clone(),
+            None => match web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| row_template(&d).ok())
+            {
+                Some(t) => self.template.insert(t).clone(),
+                None => return,
+            },
+        };
+        if self.body.as_ref() != Some(body) {
+            body.set_text_content(None);
+            self.body = Some(body.clone());
+            self.order.clear();
+            self.elements.clear();
+            self.recent.clear();
+        }
+        let revisions: Vec<u64> = rows.iter().map(|r| r.revision).collect();
+        let plan = Plan::between(&self.order, &revisions);
+        for revision in &plan.removed {
+            if let Some(e) = self.elements.remove(revision) {
+                e.remove();
+            }
+        }
+        self.recent.retain(|(r, _)| !plan.removed.contains(r));
+        let created: Vec<(&Row, Option<f64>)> = plan
+            .created
+            .iter()
+            .filter_map(|i| rows.get(*i))
+            .map(|r| (&**r, r.changed_at.filter(|t| now - t < RECENT_MS)))
+            .collect();
+        if !created.is_empty() {
+            let fields: Vec<RowFields> = created
+                .iter()
+                .map(|(r, recent)| RowFields::of(r, recent.is_some()))
+                .collect();
+            let Ok(json) = serde_json::to_string(&fields) else {
+                return;
+            };
+            let built = build_rows(&template, &json);
+            for (i, (r, recent)) in (0u32..).zip(&created) {
+                let Ok(e) = built.get(i).dyn_into::<web_sys::Element>() else {
+                    continue;
+                };
+                self.elements.insert(r.revision, e);
+                if let Some(t) = recent {
+                    self.recent.push((r.revision, *t));
+                }
+            }
+        }
+        for place in &plan.places {
+            let Some(e) = revisions
+                .get(place.index)
+                .and_then(|r| self.elements.get(r))
+            else {
+                continue;
+            };
+            let before = place.before.and_then(|b| self.elements.get(&b));
+            let _ = body.insert_before(e, before.map(|b| b.as_ref()));
+        }
+        self.order = revisions;
+    }
+
+    /// Takes the `recent` mark off rows that changed [`RECENT_MS`] or more
+    /// before `now`.
+    fn expire(&mut self, now: f64) {
+        let elements = &self.elements;
+        self.recent.retain(|(revision, t)| {
+            let still = now - t < RECENT_MS;
+            if let (false, Some(e)) = (still, elements.get(revision)) {
+                let _ = e.class_list().remove_1("recent");
+            }
+            still
+        });
     }
 }
 
@@ -303,6 +425,20 @@ pub fn Table(
     #[prop(into)] now: Signal<f64>,
     on_open: Callback<ItemKey>,
 ) -> impl IntoView {
+    // The body's rows are not Leptos views: this effect keeps them in step
+    // with `rows` (see [`ShownRows`]), the DOM being the outside it syncs.
+    let body = NodeRef::<leptos::html::Tbody>::new();
+    let shown = StoredValue::new_local(ShownRows::default());
+    Effect::new(move |_| {
+        let Some(body) = body.get() else { return };
+        let now = now.get_untracked();
+        rows.with(|rows| shown.update_value(|s| s.show(&body, rows, now)));
+        mark("rows-drawn");
+    });
+    Effect::new(move |_| {
+        let now = now.get();
+        shown.update_value(|s| s.expire(now));
+    });
     view! {
         <table class="obs" role="table" aria-label="observations">
             <thead role="rowgroup"><tr role="row">
@@ -312,7 +448,7 @@ pub fn Table(
                 <th scope="col" role="columnheader" title="executions (A, J) of the TrainJob; hover a count for the previous attempt's cause">"attempts"</th>
                 <th scope="col" role="columnheader">"detail"</th>
             </tr></thead>
-            <tbody role="rowgroup"
+            <tbody role="rowgroup" node_ref=body
                 on:click=move |ev: web_sys::MouseEvent| {
                     // The object's button opens the explanation.
                     let on_button = ev
@@ -338,9 +474,6 @@ pub fn Table(
                         _ => {}
                     }
                 }>
-                <For each=move || rows.get() key=|r| r.revision let:r>
-                    {row_view(r, now)}
-                </For>
             </tbody>
         </table>
     }
@@ -391,6 +524,51 @@ mod tests {
         let none = AttemptsSummary::of(&[]);
         assert_eq!(attempts_text(&none), "");
         assert_eq!(attempts_title(&none), None);
+    }
+
+    /// The order `rows.js` destructures a row in, checked on every row of
+    /// every golden case: a field moved on one side only fails here.
+    #[test]
+    fn a_rows_fields_are_in_the_order_rows_js_reads_them() {
+        use crate::store::{Header, Store};
+        let dir = format!("{}/../../shared/cases", env!("CARGO_MANIFEST_DIR"));
+        let mut seen = 0;
+        let (mut held, mut titled, mut foreign) = (0, 0, 0);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let case: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                    .unwrap();
+            let store = Store::load(&case["snapshot"].to_string(), Header::default()).unwrap();
+            for r in store.rows() {
+                let o = &r.observation;
+                let json = serde_json::to_value(RowFields::of(r, seen % 2 == 0)).unwrap();
+                let expected = serde_json::json!([
+                    r.key.id(),
+                    o.state.as_str(),
+                    o.cause.kind.as_str(),
+                    o.job,
+                    o.submission,
+                    o.object.kind,
+                    o.object.name,
+                    held_text(o),
+                    if o.foreign { "foreign" } else { "" },
+                    execution_text(o),
+                    attempts_text(&r.attempts),
+                    attempts_title(&r.attempts),
+                    o.cause.detail,
+                    seen % 2 == 0,
+                ]);
+                assert_eq!(json, expected, "{}", r.key.id());
+                held += usize::from(o.held);
+                foreign += usize::from(o.foreign);
+                titled += usize::from(attempts_title(&r.attempts).is_some());
+                seen += 1;
+            }
+        }
+        assert!(
+            seen >= 20 && held > 0 && foreign > 0 && titled > 0,
+            "{seen} {held} {foreign} {titled}"
+        );
     }
 
     #[test]
