@@ -3,6 +3,17 @@
 //! plain page would); later changes within the same frame wait for that
 //! frame and are shown together, so a burst of events costs at most one
 //! render per frame, not one per event.
+//!
+//! Changes that arrive between a snapshot and the frame that first draws it
+//! wait for that frame ([`HeldChanges`]).
+
+use std::collections::VecDeque;
+
+/// At most this many changes wait for a snapshot's first frame...
+pub const HELD_CHANGES: usize = 1000;
+/// ...and at most this many bytes of them: past either, they are all
+/// applied at once, as if nothing were held.
+pub const HELD_BYTES: usize = 16 << 20;
 
 /// What the caller does now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,9 +67,110 @@ impl RepaintGate {
     }
 }
 
+/// The changes that came after a snapshot and before the frame that first
+/// draws it. Applying one of them first would build the store's index and
+/// draw the table twice before the user sees a row, so they wait, in order,
+/// and are applied right after that frame ([`HeldChanges::release`]).
+#[derive(Debug, Default)]
+pub struct HeldChanges {
+    holding: bool,
+    texts: VecDeque<String>,
+    bytes: usize,
+}
+
+impl HeldChanges {
+    /// A snapshot is being drawn: changes wait from now on. Changes held
+    /// for an earlier snapshot are dropped, since this one replaces them.
+    pub fn on_snapshot(&mut self) {
+        self.holding = true;
+        self.texts.clear();
+        self.bytes = 0;
+    }
+
+    /// A change's frame text arrived: the texts to apply now, in order
+    /// (none while they wait; all of them once the bounds are passed).
+    pub fn on_change(&mut self, text: String) -> Vec<String> {
+        if !self.holding {
+            return vec![text];
+        }
+        self.bytes += text.len();
+        self.texts.push_back(text);
+        if self.texts.len() > HELD_CHANGES || self.bytes > HELD_BYTES {
+            return self.release();
+        }
+        Vec::new()
+    }
+
+    /// The snapshot's first frame is drawn: every held text, in the order
+    /// it came, and changes are applied as they come again.
+    pub fn release(&mut self) -> Vec<String> {
+        self.holding = false;
+        self.bytes = 0;
+        self.texts.drain(..).collect()
+    }
+
+    pub fn holding(&self) -> bool {
+        self.holding
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_after_a_snapshot_wait_for_its_frame_in_order() {
+        let mut held = HeldChanges::default();
+        assert_eq!(
+            held.on_change("a".into()),
+            vec!["a"],
+            "no snapshot: at once"
+        );
+        held.on_snapshot();
+        assert!(held.holding());
+        assert!(held.on_change("b".into()).is_empty());
+        assert!(held.on_change("c".into()).is_empty());
+        assert_eq!(held.release(), vec!["b", "c"]);
+        assert!(!held.holding());
+        assert_eq!(
+            held.on_change("d".into()),
+            vec!["d"],
+            "after the frame: at once"
+        );
+        assert!(held.release().is_empty());
+    }
+
+    #[test]
+    fn a_new_snapshot_drops_the_changes_held_for_the_last() {
+        let mut held = HeldChanges::default();
+        held.on_snapshot();
+        assert!(held.on_change("old".into()).is_empty());
+        held.on_snapshot();
+        assert!(held.on_change("new".into()).is_empty());
+        assert_eq!(held.release(), vec!["new"]);
+    }
+
+    #[test]
+    fn past_either_bound_every_held_change_is_applied_at_once() {
+        let mut held = HeldChanges::default();
+        held.on_snapshot();
+        for i in 0..HELD_CHANGES {
+            assert!(held.on_change(i.to_string()).is_empty(), "{i} is held");
+        }
+        let all = held.on_change("last".into());
+        assert_eq!(all.len(), HELD_CHANGES + 1);
+        assert_eq!(all.first().map(String::as_str), Some("0"));
+        assert_eq!(all.last().map(String::as_str), Some("last"));
+        assert!(!held.holding(), "and the rest come as they come");
+
+        held.on_snapshot();
+        assert!(held.on_change("x".repeat(HELD_BYTES / 2)).is_empty());
+        assert_eq!(
+            held.on_change("y".repeat(HELD_BYTES / 2 + 1)).len(),
+            2,
+            "bytes bound"
+        );
+    }
 
     #[test]
     fn a_change_after_a_quiet_frame_is_shown_at_once() {

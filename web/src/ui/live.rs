@@ -19,7 +19,7 @@ use super::{mark, now_ms, Nav};
 use crate::history::{inspect_url, HistoryView};
 use crate::namespace_access::{NamespaceAccess, NextStep};
 use crate::query::{Page, ViewState};
-use crate::repaint::{Repaint, RepaintGate};
+use crate::repaint::{HeldChanges, Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
 
@@ -78,6 +78,7 @@ struct Live {
     holder: StoredValue<Option<Connection>, LocalStorage>,
     generation: StoredValue<u64>,
     repaint: StoredValue<RepaintGate>,
+    held: StoredValue<HeldChanges>,
     auth: Auth,
     access: RwSignal<NamespaceAccess>,
     info: RwSignal<Option<Result<ServerInfo, String>>>,
@@ -127,8 +128,60 @@ fn when_idle(f: impl FnOnce() + 'static) {
     }
 }
 
+/// Frames at least this long are copied into wasm through the browser's
+/// encoder (see [`message_text`]).
+const ENCODED_FRAME: u32 = 64 << 10;
+
+/// An event's frame text. A snapshot is megabytes: it is encoded by the
+/// browser's `TextEncoder` in one native call and copied in once, since
+/// wasm-bindgen's own conversion walks the string a character at a time in
+/// JS first, which was a tenth of a 1,000-TrainJob first paint.
 fn message_text(e: &web_sys::Event) -> Option<String> {
-    e.dyn_ref::<web_sys::MessageEvent>()?.data().as_string()
+    let data = e.dyn_ref::<web_sys::MessageEvent>()?.data();
+    let big = data
+        .dyn_ref::<js_sys::JsString>()
+        .is_some_and(|t| t.length() >= ENCODED_FRAME);
+    if !big {
+        return data.as_string();
+    }
+    let encoded = web_sys::TextEncoder::new().ok().and_then(|encoder| {
+        let encode = js_sys::Reflect::get(&encoder, &JsValue::from_str("encode"))
+            .ok()?
+            .dyn_into::<js_sys::Function>()
+            .ok()?;
+        encode
+            .call1(&encoder, &data)
+            .ok()?
+            .dyn_into::<js_sys::Uint8Array>()
+            .ok()
+    });
+    match encoded {
+        Some(bytes) => String::from_utf8(bytes.to_vec()).ok(),
+        None => data.as_string(),
+    }
+}
+
+/// Applies changes' frame texts to the store in order, and repaints.
+fn apply_changes(live: Live, texts: Vec<String>) {
+    if texts.is_empty() {
+        return;
+    }
+    let now = now_ms();
+    // Each frame's text goes to the store as it came: parsed there once.
+    let applied = live.store.try_update_untracked(|s| {
+        let mut any = false;
+        for text in &texts {
+            any |= s.apply_change(text, now).is_some();
+        }
+        any
+    });
+    if applied != Some(true) {
+        return;
+    }
+    schedule_repaint(live);
+    if live.conn.get_untracked() != Conn::Live {
+        live.conn.set(Conn::Live);
+    }
 }
 
 /// The stream `index.html` opened for `ns` before the app started, with
@@ -180,15 +233,27 @@ fn connect(live: Live, ns: String, generation: u64) {
             if let Ok(store) = Store::load(&text, Header::default()) {
                 mark("store-loaded");
                 live.store.set(store);
+                live.held.update_value(HeldChanges::on_snapshot);
                 live.loaded.set(true);
                 live.conn.set(Conn::Live);
                 mark("views-updated");
+                let release = move || {
+                    if current() {
+                        let held = live.held.try_update_value(HeldChanges::release);
+                        apply_changes(live, held.unwrap_or_default());
+                    }
+                };
+                // A hidden tab draws no frames: the changes wait a second at
+                // most.
+                set_timeout(release, std::time::Duration::from_secs(1));
                 request_animation_frame(move || {
                     mark("next-frame");
-                    // The table is drawn in this frame. The store's index,
-                    // which changes and explanations read, is built when
-                    // the page is next idle, not before the table (a change
-                    // that comes first builds it itself).
+                    // The table is drawn in this frame. The changes that
+                    // came meanwhile are applied in the task after it; the
+                    // store's index, which changes and explanations read,
+                    // is built then or when the page is next idle, not
+                    // before the table.
+                    set_timeout(release, std::time::Duration::ZERO);
                     when_idle(move || {
                         if current() {
                             live.store.with_untracked(Store::prepare);
@@ -204,18 +269,8 @@ fn connect(live: Live, ns: String, generation: u64) {
             return;
         }
         if let Some(text) = message_text(&e) {
-            let now = now_ms();
-            // The frame's text goes to the store as it came: parsed there once.
-            let applied = live
-                .store
-                .try_update_untracked(|s| s.apply_change(&text, now).is_some());
-            if applied != Some(true) {
-                return;
-            }
-            schedule_repaint(live);
-            if live.conn.get_untracked() != Conn::Live {
-                live.conn.set(Conn::Live);
-            }
+            let now = live.held.try_update_value(|h| h.on_change(text));
+            apply_changes(live, now.unwrap_or_default());
         }
     });
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
@@ -353,6 +408,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         holder: StoredValue::new_local(None),
         generation: StoredValue::new(0),
         repaint: StoredValue::new(RepaintGate::default()),
+        held: StoredValue::new(HeldChanges::default()),
         auth: expect_context::<Auth>(),
         access: RwSignal::new(NamespaceAccess::default()),
         info,
