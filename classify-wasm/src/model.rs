@@ -149,7 +149,9 @@ pub struct Meta<'a> {
 fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
-        .find(|(k, _)| *k == key)
+        // The last byte first, as the parser does: label keys of one length
+        // mostly differ there.
+        .find(|(k, _)| k.as_bytes().last() == key.as_bytes().last() && *k == key)
         .map(|(_, v)| *v)
         .filter(|v| !v.is_empty())
 }
