@@ -41,11 +41,11 @@ fn to_json(key: &str, node: &Node<'_>) -> Json {
         Value::Str(s) => Json::String(s.to_string()),
         Value::Plain(s) => scalar(key, s),
         Value::Seq(items) => Json::Array(items.iter().map(|i| to_json(key, i)).collect()),
-        Value::Map(entries) => {
+        Value::Map(_) | Value::Fields(_) => {
             let mut map = Map::new();
-            for (k, v) in entries {
+            for (k, v) in node.entries() {
                 // The first of duplicate keys is the one read.
-                if !map.contains_key(k.as_ref()) {
+                if !map.contains_key(k) {
                     map.insert(k.to_string(), to_json(k, v));
                 }
             }

@@ -10,63 +10,90 @@ use crate::classify::{
     RESTART_ATTEMPT, SUBMISSION,
 };
 
-/// One list, two forms: the array for consumers, and a `matches!` for the
-/// parser's hot path.
+/// One list, three forms: the array for consumers, a `match` for the
+/// parser's hot path, and [`ReadKey`], the id the tree keeps with each value
+/// under a read key so that the typed views find a field by comparing one
+/// byte, not strings.
 macro_rules! read_keys {
-    ($($key:literal),+ $(,)?) => {
+    ($($name:ident = $key:literal),+ $(,)?) => {
         /// Every object key the spec reads, at any depth (the keys inside
-        /// labels and annotations are not listed: those maps keep all of
-        /// theirs). The JSON parser checks the syntax of every other key's
-        /// value without building it (YAML keeps every key, since anchors
-        /// may point anywhere).
+        /// labels and annotations are not listed: the JSON parser keeps those
+        /// of [`LABELS_READ`] and [`ANNOTATIONS_READ`], and any other whose
+        /// value is not a string or null, for its wrong-type error). The JSON
+        /// parser checks the syntax of every other key's value without
+        /// building it (YAML keeps every key, since anchors may point
+        /// anywhere).
         pub const READ_KEYS: &[&str] = &[$($key),+];
 
-        /// Whether `key` is one of [`READ_KEYS`].
-        pub fn is_read_key(key: &str) -> bool {
-            matches!(key, $($key)|+)
+        /// One of [`READ_KEYS`], by name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(crate) enum ReadKey {
+            $($name),+
+        }
+
+        impl ReadKey {
+            /// The key as written in the input (and in error messages).
+            pub(crate) fn name(self) -> &'static str {
+                match self {
+                    $(ReadKey::$name => $key),+
+                }
+            }
+        }
+
+        /// The read key `key` is, if it is one of [`READ_KEYS`].
+        pub(crate) fn read_key(key: &str) -> Option<ReadKey> {
+            match key {
+                $($key => Some(ReadKey::$name),)+
+                _ => None,
+            }
         }
     };
 }
 
+/// Whether `key` is one of [`READ_KEYS`].
+pub fn is_read_key(key: &str) -> bool {
+    read_key(key).is_some()
+}
+
 read_keys![
-    "kind",
-    "mode",
-    "nodesReadable",
-    "items",
-    "captured",
-    "trainJobUID",
-    "pod",
-    "metadata",
-    "name",
-    "namespace",
-    "uid",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "controller",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "spec",
-    "suspend",
-    "active",
-    "nodeName",
-    "schedulingGates",
-    "status",
-    "conditions",
-    "type",
-    "reason",
-    "message",
-    "lastTransitionTime",
-    "restarts",
-    "admissionChecks",
-    "state",
-    "phase",
-    "containerStatuses",
-    "lastState",
-    "terminated",
-    "waiting",
-    "exitCode",
-    "finishedAt",
+    Kind = "kind",
+    Mode = "mode",
+    NodesReadable = "nodesReadable",
+    Items = "items",
+    Captured = "captured",
+    TrainJobUid = "trainJobUID",
+    Pod = "pod",
+    Metadata = "metadata",
+    Name = "name",
+    Namespace = "namespace",
+    Uid = "uid",
+    Labels = "labels",
+    Annotations = "annotations",
+    OwnerReferences = "ownerReferences",
+    Controller = "controller",
+    CreationTimestamp = "creationTimestamp",
+    DeletionTimestamp = "deletionTimestamp",
+    Spec = "spec",
+    Suspend = "suspend",
+    Active = "active",
+    NodeName = "nodeName",
+    SchedulingGates = "schedulingGates",
+    Status = "status",
+    Conditions = "conditions",
+    Type = "type",
+    Reason = "reason",
+    Message = "message",
+    LastTransitionTime = "lastTransitionTime",
+    Restarts = "restarts",
+    AdmissionChecks = "admissionChecks",
+    State = "state",
+    Phase = "phase",
+    ContainerStatuses = "containerStatuses",
+    LastState = "lastState",
+    Terminated = "terminated",
+    Waiting = "waiting",
+    ExitCode = "exitCode",
+    FinishedAt = "finishedAt",
 ];
 
 /// The labels any rule reads (section 1); no other label is looked at.
@@ -106,6 +133,9 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), READ_KEYS.len());
         assert!(READ_KEYS.iter().all(|k| is_read_key(k)));
+        for key in READ_KEYS {
+            assert_eq!(read_key(key).map(ReadKey::name), Some(*key));
+        }
         for other in [
             "env",
             "args",

@@ -2,6 +2,7 @@
 //! names, each checked for its type (section 1, Types). Everything else in an
 //! object is never looked at, which is what keeps a 16,000-pod namespace cheap.
 
+pub(crate) use crate::fields::ReadKey as K;
 use crate::time::Time;
 use crate::tree::{Node, Value};
 
@@ -22,26 +23,26 @@ fn wrong(node: &Node<'_>, field: &str, expected: &str) -> ReadError {
 }
 
 /// The field `key` of a mapping, absent when missing or null.
-pub fn field<'n, 'a>(node: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {
-    node.get(key).filter(|v| !v.is_null())
+pub fn field<'n, 'a>(node: &'n Node<'a>, key: K) -> Option<&'n Node<'a>> {
+    node.get_read(key).filter(|v| !v.is_null())
 }
 
 /// A string field; absent when missing, null or empty.
-pub fn string<'n>(node: &'n Node<'_>, key: &str) -> Read<Option<&'n str>> {
+pub fn string<'n>(node: &'n Node<'_>, key: K) -> Read<Option<&'n str>> {
     match field(node, key) {
         None => Ok(None),
         Some(v) => as_string(v, key).map(|s| Some(s).filter(|s| !s.is_empty())),
     }
 }
 
-fn as_string<'n>(v: &'n Node<'_>, key: &str) -> Read<&'n str> {
+fn as_string<'n>(v: &'n Node<'_>, key: K) -> Read<&'n str> {
     match &v.value {
         Value::Str(s) | Value::Plain(s) => Ok(s.as_ref()),
-        _ => Err(wrong(v, key, "a string")),
+        _ => Err(wrong(v, key.name(), "a string")),
     }
 }
 
-pub fn boolean(node: &Node<'_>, key: &str) -> Read<Option<bool>> {
+pub fn boolean(node: &Node<'_>, key: K) -> Read<Option<bool>> {
     let Some(v) = field(node, key) else {
         return Ok(None);
     };
@@ -51,77 +52,76 @@ pub fn boolean(node: &Node<'_>, key: &str) -> Read<Option<bool>> {
         Value::Plain(s) => match s.as_ref() {
             "true" | "True" | "TRUE" => Ok(Some(true)),
             "false" | "False" | "FALSE" => Ok(Some(false)),
-            _ => Err(wrong(v, key, "a boolean")),
+            _ => Err(wrong(v, key.name(), "a boolean")),
         },
-        _ => Err(wrong(v, key, "a boolean")),
+        _ => Err(wrong(v, key.name(), "a boolean")),
     }
 }
 
 /// An integer written without fraction or exponent.
-pub fn integer(node: &Node<'_>, key: &str) -> Read<Option<i64>> {
+pub fn integer(node: &Node<'_>, key: K) -> Read<Option<i64>> {
     let Some(v) = field(node, key) else {
         return Ok(None);
     };
     let text = match &v.value {
         Value::Number(n) => *n,
         Value::Plain(s) => s.strip_prefix('+').unwrap_or(s),
-        _ => return Err(wrong(v, key, "an integer")),
+        _ => return Err(wrong(v, key.name(), "an integer")),
     };
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(wrong(v, key, "an integer"));
+        return Err(wrong(v, key.name(), "an integer"));
     }
     text.parse::<i64>().map(Some).map_err(|_| ReadError {
         at: v.at,
-        message: format!("`{key}` is an integer out of range"),
+        message: format!("`{}` is an integer out of range", key.name()),
     })
 }
 
-pub fn object<'n, 'a>(node: &'n Node<'a>, key: &str) -> Read<Option<&'n Node<'a>>> {
+pub fn object<'n, 'a>(node: &'n Node<'a>, key: K) -> Read<Option<&'n Node<'a>>> {
     match field(node, key) {
         None => Ok(None),
-        Some(v) if matches!(v.value, Value::Map(_)) => Ok(Some(v)),
-        Some(v) => Err(wrong(v, key, "an object")),
+        Some(v) if v.is_object() => Ok(Some(v)),
+        Some(v) => Err(wrong(v, key.name(), "an object")),
     }
 }
 
 /// A list field's items; each item must be an object.
-pub fn objects<'n, 'a>(node: &'n Node<'a>, key: &str) -> Read<&'n [Node<'a>]> {
+pub fn objects<'n, 'a>(node: &'n Node<'a>, key: K) -> Read<&'n [Node<'a>]> {
     match field(node, key) {
         None => Ok(&[]),
         Some(v) => match &v.value {
             Value::Seq(items) => {
                 for item in items {
-                    if !matches!(item.value, Value::Map(_)) {
-                        return Err(wrong(item, &format!("{key}[]"), "an object"));
+                    if !item.is_object() {
+                        return Err(wrong(item, &format!("{}[]", key.name()), "an object"));
                     }
                 }
                 Ok(items)
             }
-            _ => Err(wrong(v, key, "a list")),
+            _ => Err(wrong(v, key.name(), "a list")),
         },
     }
 }
 
-fn time(node: &Node<'_>, key: &str) -> Read<Option<Time>> {
+fn time(node: &Node<'_>, key: K) -> Read<Option<Time>> {
     Ok(string(node, key)?.and_then(Time::parse))
 }
 
 /// A string-to-string map (labels, annotations): every value must be a string.
-fn string_map<'n>(node: &'n Node<'_>, key: &str) -> Read<Vec<(&'n str, &'n str)>> {
+fn string_map<'n>(node: &'n Node<'_>, key: K) -> Read<Vec<(&'n str, &'n str)>> {
     let Some(v) = field(node, key) else {
         return Ok(Vec::new());
     };
-    let Value::Map(entries) = &v.value else {
-        return Err(wrong(v, key, "an object"));
-    };
-    entries
-        .iter()
+    if !v.is_object() {
+        return Err(wrong(v, key.name(), "an object"));
+    }
+    v.entries()
         .map(|(k, value)| match &value.value {
-            Value::Str(s) | Value::Plain(s) => Ok((k.as_ref(), s.as_ref())),
+            Value::Str(s) | Value::Plain(s) => Ok((k, s.as_ref())),
             // A null value is absent, like an empty one.
-            Value::Null => Ok((k.as_ref(), "")),
-            _ => Err(wrong(value, &format!("{key}.{k}"), "a string")),
+            Value::Null => Ok((k, "")),
+            _ => Err(wrong(value, &format!("{}.{k}", key.name()), "a string")),
         })
         .collect()
 }
@@ -149,36 +149,38 @@ pub struct Meta<'a> {
 fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
-        .find(|(k, _)| *k == key)
+        // The last byte first, as the parser does: label keys of one length
+        // mostly differ there.
+        .find(|(k, _)| k.as_bytes().last() == key.as_bytes().last() && *k == key)
         .map(|(_, v)| *v)
         .filter(|v| !v.is_empty())
 }
 
 impl<'a> Meta<'a> {
     pub fn read(item: &'a Node<'a>) -> Read<Self> {
-        let Some(m) = object(item, "metadata")? else {
+        let Some(m) = object(item, K::Metadata)? else {
             return Ok(Meta::default());
         };
-        let owners = objects(m, "ownerReferences")?
+        let owners = objects(m, K::OwnerReferences)?
             .iter()
             .map(|o| {
                 Ok(OwnerRef {
-                    kind: string(o, "kind")?,
-                    name: string(o, "name")?,
-                    uid: string(o, "uid")?,
-                    controller: boolean(o, "controller")?.unwrap_or(false),
+                    kind: string(o, K::Kind)?,
+                    name: string(o, K::Name)?,
+                    uid: string(o, K::Uid)?,
+                    controller: boolean(o, K::Controller)?.unwrap_or(false),
                 })
             })
             .collect::<Read<Vec<_>>>()?;
         Ok(Meta {
-            name: string(m, "name")?.unwrap_or(""),
-            namespace: string(m, "namespace")?.unwrap_or(""),
-            uid: string(m, "uid")?.unwrap_or(""),
-            labels: string_map(m, "labels")?,
-            annotations: string_map(m, "annotations")?,
+            name: string(m, K::Name)?.unwrap_or(""),
+            namespace: string(m, K::Namespace)?.unwrap_or(""),
+            uid: string(m, K::Uid)?.unwrap_or(""),
+            labels: string_map(m, K::Labels)?,
+            annotations: string_map(m, K::Annotations)?,
             owners,
-            creation: time(m, "creationTimestamp")?,
-            deletion_timestamp: string(m, "deletionTimestamp")?,
+            creation: time(m, K::CreationTimestamp)?,
+            deletion_timestamp: string(m, K::DeletionTimestamp)?,
         })
     }
 
@@ -246,15 +248,15 @@ impl<'a> Conditions<'a> {
         let Some(status) = status else {
             return Ok(Conditions::default());
         };
-        objects(status, "conditions")?
+        objects(status, K::Conditions)?
             .iter()
             .map(|c| {
                 Ok(Condition {
-                    kind: string(c, "type")?,
-                    status: string(c, "status")?,
-                    reason: string(c, "reason")?,
-                    message: string(c, "message")?,
-                    last_transition: time(c, "lastTransitionTime")?,
+                    kind: string(c, K::Type)?,
+                    status: string(c, K::Status)?,
+                    reason: string(c, K::Reason)?,
+                    message: string(c, K::Message)?,
+                    last_transition: time(c, K::LastTransitionTime)?,
                 })
             })
             .collect::<Read<Vec<_>>>()
@@ -280,11 +282,11 @@ impl<'a> Conditions<'a> {
 }
 
 fn status_of<'a>(item: &'a Node<'a>) -> Read<Option<&'a Node<'a>>> {
-    object(item, "status")
+    object(item, K::Status)
 }
 
 fn spec_of<'a>(item: &'a Node<'a>) -> Read<Option<&'a Node<'a>>> {
-    object(item, "spec")
+    object(item, K::Spec)
 }
 
 #[derive(Debug, Clone)]
@@ -297,7 +299,7 @@ pub struct TrainJob<'a> {
 impl<'a> TrainJob<'a> {
     pub fn read(item: &'a Node<'a>) -> Read<Self> {
         let suspend = match spec_of(item)? {
-            Some(spec) => boolean(spec, "suspend")?,
+            Some(spec) => boolean(spec, K::Suspend)?,
             None => None,
         };
         Ok(TrainJob {
@@ -317,7 +319,7 @@ pub struct JobSet<'a> {
 impl<'a> JobSet<'a> {
     pub fn read(item: &'a Node<'a>) -> Read<Self> {
         let restarts = match status_of(item)? {
-            Some(status) => integer(status, "restarts")?,
+            Some(status) => integer(status, K::Restarts)?,
             None => None,
         };
         Ok(JobSet {
@@ -345,18 +347,18 @@ pub struct Workload<'a> {
 impl<'a> Workload<'a> {
     pub fn read(item: &'a Node<'a>) -> Read<Self> {
         let active = match spec_of(item)? {
-            Some(spec) => boolean(spec, "active")?,
+            Some(spec) => boolean(spec, K::Active)?,
             None => None,
         };
         let status = status_of(item)?;
         let admission_checks = match status {
-            Some(status) => objects(status, "admissionChecks")?
+            Some(status) => objects(status, K::AdmissionChecks)?
                 .iter()
                 .map(|c| {
                     Ok(AdmissionCheck {
-                        name: string(c, "name")?,
-                        state: string(c, "state")?,
-                        message: string(c, "message")?,
+                        name: string(c, K::Name)?,
+                        state: string(c, K::State)?,
+                        message: string(c, K::Message)?,
                     })
                 })
                 .collect::<Read<Vec<_>>>()?,
@@ -435,14 +437,14 @@ fn terminated<'a>(state: Option<&'a Node<'a>>) -> Read<Option<Terminated<'a>>> {
     let Some(state) = state else {
         return Ok(None);
     };
-    let Some(t) = object(state, "terminated")? else {
+    let Some(t) = object(state, K::Terminated)? else {
         return Ok(None);
     };
     Ok(Some(Terminated {
-        reason: string(t, "reason")?,
-        message: string(t, "message")?,
-        exit_code: integer(t, "exitCode")?.unwrap_or(0),
-        finished_at: time(t, "finishedAt")?,
+        reason: string(t, K::Reason)?,
+        message: string(t, K::Message)?,
+        exit_code: integer(t, K::ExitCode)?.unwrap_or(0),
+        finished_at: time(t, K::FinishedAt)?,
     }))
 }
 
@@ -450,10 +452,10 @@ impl<'a> Pod<'a> {
     pub fn read(item: &'a Node<'a>) -> Read<Self> {
         let (node_name, scheduling_gates) = match spec_of(item)? {
             Some(spec) => (
-                string(spec, "nodeName")?,
-                objects(spec, "schedulingGates")?
+                string(spec, K::NodeName)?,
+                objects(spec, K::SchedulingGates)?
                     .iter()
-                    .map(|g| Ok(string(g, "name")?.unwrap_or("")))
+                    .map(|g| Ok(string(g, K::Name)?.unwrap_or("")))
                     .collect::<Read<Vec<_>>>()?,
             ),
             None => (None, Vec::new()),
@@ -461,20 +463,20 @@ impl<'a> Pod<'a> {
         let status = status_of(item)?;
         let (phase, node_container) = match status {
             Some(status) => {
-                let phase = string(status, "phase")?;
+                let phase = string(status, K::Phase)?;
                 let mut node_container = None;
-                for c in objects(status, "containerStatuses")? {
+                for c in objects(status, K::ContainerStatuses)? {
                     // Every entry is type-checked; the first named `node` is read.
-                    let name = string(c, "name")?;
-                    let state = object(c, "state")?;
-                    let last_state = object(c, "lastState")?;
+                    let name = string(c, K::Name)?;
+                    let state = object(c, K::State)?;
+                    let last_state = object(c, K::LastState)?;
                     let current = terminated(state)?;
                     let last = terminated(last_state)?;
                     let waiting = match state {
-                        Some(state) => match object(state, "waiting")? {
+                        Some(state) => match object(state, K::Waiting)? {
                             Some(w) => Some(Waiting {
-                                reason: string(w, "reason")?,
-                                message: string(w, "message")?,
+                                reason: string(w, K::Reason)?,
+                                message: string(w, K::Message)?,
                             }),
                             None => None,
                         },

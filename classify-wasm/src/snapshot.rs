@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{
     self, field, objects, JobSet, KubeNode, Pod, Read, ReadError, TrainJob, TrainingRuntime,
-    Workload,
+    Workload, K,
 };
 use crate::tree::{Documents, Node, Value};
 use crate::InputError;
@@ -117,7 +117,7 @@ pub(crate) fn collect<'n, 'a>(all_docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
     };
     for doc in &docs {
         match &doc.value {
-            Value::Map(_) => match model::string(doc, "kind")? {
+            Value::Map(_) | Value::Fields(_) => match model::string(doc, K::Kind)? {
                 Some("Snapshot") => {
                     if docs.len() > 1 {
                         return Err(ReadError {
@@ -126,14 +126,14 @@ pub(crate) fn collect<'n, 'a>(all_docs: &'n [Node<'a>]) -> Read<Items<'n, 'a>> {
                         });
                     }
                     out.snapshot = Some(doc);
-                    out.items.extend(objects(doc, "items")?);
+                    out.items.extend(objects(doc, K::Items)?);
                 }
-                Some("List") => out.items.extend(objects(doc, "items")?),
+                Some("List") => out.items.extend(objects(doc, K::Items)?),
                 _ => out.items.push(doc),
             },
             Value::Seq(items) => {
                 for item in items {
-                    if !matches!(item.value, Value::Map(_)) {
+                    if !item.is_object() {
                         return Err(not_an_object(item, "an item"));
                     }
                     out.items.push(item);
@@ -188,8 +188,30 @@ impl<'a> Snapshot<'a> {
             nodes: Vec::new(),
             captured: Vec::new(),
         };
+        let read = read_items(&items)?;
+        // Each list is given its final capacity at once: growing them by
+        // doubling copied the views (a Pod is a few hundred bytes) and
+        // touched about twice the memory a big dump needs.
+        let (mut trainjobs, mut jobsets, mut workloads) = (0, 0, 0);
+        let (mut runtimes, mut pods, mut nodes) = (0, 0, 0);
+        for (_, item) in &read {
+            match item {
+                Item::TrainJob(_) => trainjobs += 1,
+                Item::JobSet(_) => jobsets += 1,
+                Item::Workload(_) => workloads += 1,
+                Item::TrainingRuntime(_) => runtimes += 1,
+                Item::Pod(_) => pods += 1,
+                Item::Node(_) => nodes += 1,
+            }
+        }
+        snap.trainjobs.reserve_exact(trainjobs);
+        snap.jobsets.reserve_exact(jobsets);
+        snap.workloads.reserve_exact(workloads);
+        snap.runtimes.reserve_exact(runtimes);
+        snap.pods.reserve_exact(pods);
+        snap.nodes.reserve_exact(nodes);
         let mut seen: BTreeSet<(&str, &str, &str, &str)> = BTreeSet::new();
-        for (kind, read) in read_items(&items)? {
+        for (kind, read) in read {
             let meta = read.meta();
             // Same kind and UID, or without a UID the same kind, namespace and name: read once.
             let key = if meta.uid.is_empty() {
@@ -213,8 +235,8 @@ impl<'a> Snapshot<'a> {
         let mut declared_mode = None;
         let mut declared_nodes = None;
         if let Some(doc) = snapshot {
-            if let Some(m) = field(doc, "mode") {
-                let text = model::string(doc, "mode")?;
+            if let Some(m) = field(doc, K::Mode) {
+                let text = model::string(doc, K::Mode)?;
                 if let Some(text) = text {
                     declared_mode = Some(
                         text.parse::<Mode>()
@@ -222,19 +244,19 @@ impl<'a> Snapshot<'a> {
                     );
                 }
             }
-            declared_nodes = model::boolean(doc, "nodesReadable")?;
-            for entry in objects(doc, "captured")? {
-                let Some(pod) = field(entry, "pod") else {
+            declared_nodes = model::boolean(doc, K::NodesReadable)?;
+            for entry in objects(doc, K::Captured)? {
+                let Some(pod) = field(entry, K::Pod) else {
                     return Err(ReadError {
                         at: entry.at,
                         message: "a captured entry must have a `pod` object".to_string(),
                     });
                 };
-                if !matches!(pod.value, Value::Map(_)) {
+                if !pod.is_object() {
                     return Err(not_an_object(pod, "`pod`"));
                 }
                 snap.captured.push(CapturedPod {
-                    trainjob_uid: model::string(entry, "trainJobUID")?.unwrap_or(""),
+                    trainjob_uid: model::string(entry, K::TrainJobUid)?.unwrap_or(""),
                     pod: Pod::read(pod)?,
                 });
             }
@@ -270,7 +292,7 @@ type KindAndItem<'a> = (&'a str, Item<'a>);
 fn read_items<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>> {
     let mut read = Vec::with_capacity(items.len());
     for item in items {
-        let Some(kind) = model::string(item, "kind")? else {
+        let Some(kind) = model::string(item, K::Kind)? else {
             continue;
         };
         if READ_KINDS.contains(&kind) {

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::fields::{is_read_key, READ_KEYS};
+use crate::fields::{read_key, ReadKey, ANNOTATIONS_READ, LABELS_READ, READ_KEYS};
 use crate::source::{Position, Source, SourceKind};
 
 /// Documents nest at most this deep. kubectl output stays under 30; the limit
@@ -25,7 +25,7 @@ const MAX_ALIAS_NODES: usize = 1_000_000;
 /// For each key length below 32, the first bytes (all ASCII) of the read
 /// keys of that length, as bits: one lookup rules out most keys of a dump
 /// that are not read (`apiVersion`, `image`, `env`...) before
-/// [`is_read_key`] compares them with the list.
+/// [`read_key`] compares them with the list.
 const READ_KEY_SHAPES: [u128; 32] = read_key_shapes();
 
 // Evaluated by the compiler: an index out of range fails the build, it
@@ -43,7 +43,7 @@ const fn read_key_shapes() -> [u128; 32] {
     shapes
 }
 
-/// False for most keys that [`is_read_key`] rejects, never for one it accepts.
+/// False for most keys that [`read_key`] rejects, never for one it accepts.
 fn may_be_read_key(key: &str) -> bool {
     let shape = READ_KEY_SHAPES.get(key.len()).copied().unwrap_or(0);
     match key.as_bytes().first() {
@@ -52,11 +52,32 @@ fn may_be_read_key(key: &str) -> bool {
     }
 }
 
+/// Whether a key of a labels or annotations map is one a rule reads (either
+/// kind: which map it is in does not matter for keeping it).
+fn is_read_free_key(key: &str) -> bool {
+    LABELS_READ
+        .iter()
+        .chain(&ANNOTATIONS_READ)
+        // The last byte before the rest: keys of one length (`…/job-id`,
+        // `…/jobset-name`) mostly differ there, and it saves a call to
+        // compare memory.
+        .any(|read| {
+            read.len() == key.len()
+                && read.as_bytes().last() == key.as_bytes().last()
+                && *read == key
+        })
+}
+
 #[derive(Debug, Clone)]
 pub struct Node<'a> {
     /// Where the value starts: a byte offset for JSON, a character index for
     /// YAML (see [`Source::position`]).
     pub at: u32,
+    /// In a mapping, the read key this is the value of (None for any other
+    /// key, and outside mappings): always `read_key` of the entry's key, so
+    /// that [`Node::get_read`] finds what [`Node::get`] finds. It sits in
+    /// padding, so it costs no memory.
+    pub key: Option<ReadKey>,
     pub value: Value<'a>,
 }
 
@@ -73,12 +94,21 @@ pub enum Value<'a> {
     Plain(Cow<'a, str>),
     Seq(Vec<Node<'a>>),
     Map(Vec<(Cow<'a, str>, Node<'a>)>),
+    /// A JSON object outside labels and annotations, of which only the
+    /// entries under read keys are kept: each node's `key` says which, so
+    /// the key's text need not be kept (a dump's tree is mostly these).
+    Fields(Box<[Node<'a>]>),
 }
 
 impl<'a> Node<'a> {
-    /// The first entry under `key`, if this is a mapping that has one.
+    /// The first entry under `key`, if this is a mapping that has one: the
+    /// plain lookup that [`Node::get_read`] is tested against.
+    #[cfg(test)]
     pub fn get(&self, key: &str) -> Option<&Node<'a>> {
         match &self.value {
+            Value::Fields(fields) => fields
+                .iter()
+                .find(|v| v.key.map(ReadKey::name) == Some(key)),
             // The first byte is compared before the rest: most keys of an
             // object differ there, and it saves a call to compare memory.
             Value::Map(entries) => entries
@@ -93,8 +123,40 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// [`Node::get`] for a read key, by its id: one byte compared per entry,
+    /// and no key's text touched.
+    pub fn get_read(&self, key: ReadKey) -> Option<&Node<'a>> {
+        match &self.value {
+            Value::Fields(fields) => fields.iter().find(|v| v.key == Some(key)),
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(_, v)| v.key == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self.value, Value::Null)
+    }
+
+    /// Whether this is a mapping (a JSON object), of either form.
+    pub fn is_object(&self) -> bool {
+        matches!(self.value, Value::Map(_) | Value::Fields(_))
+    }
+
+    /// A mapping's entries, keys and values, in order (none for anything
+    /// else).
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Node<'a>)> {
+        let (map, fields) = match &self.value {
+            Value::Map(entries) => (entries.as_slice(), &[][..]),
+            Value::Fields(fields) => (&[][..], fields.as_ref()),
+            _ => (&[][..], &[][..]),
+        };
+        let map = map.iter().map(|(k, v)| (k.as_ref(), v));
+        // A field's key is always a read key; the empty name is never used.
+        let fields = fields.iter().map(|v| (v.key.map_or("", ReadKey::name), v));
+        map.chain(fields)
     }
 
     /// A word for error messages: what the value is.
@@ -106,7 +168,7 @@ impl<'a> Node<'a> {
             Value::Str(_) => "a string",
             Value::Plain(_) => "a scalar",
             Value::Seq(_) => "a list",
-            Value::Map(_) => "an object",
+            Value::Map(_) | Value::Fields(_) => "an object",
         }
     }
 }
@@ -265,6 +327,7 @@ mod json {
                 bytes: text.as_bytes(),
                 i: 0,
                 entries: Vec::new(),
+                fields: Vec::new(),
                 items: Vec::new(),
                 tail: None,
             }
@@ -309,29 +372,41 @@ mod json {
         }
     }
 
-    /// The offset at or after `i` from which a string's byte-by-byte scan
-    /// must resume: the first of eight bytes that holds a `"`, a `\\` or a
-    /// control character (or fewer than eight bytes left). Most of a dump is
-    /// string content, and looking at it eight bytes at a time is what keeps
-    /// the parser near the speed of reading the file.
+    /// The offset of the first byte at or after `i` that is a `"`, a `\\`
+    /// or a control character (the length when there is none): where a
+    /// string's fast path stops. Most of a dump is string content, and
+    /// looking at it eight bytes at a time is what keeps the parser near the
+    /// speed of reading the file. A word that holds such a byte gives its
+    /// offset from the lowest bit of the word's mask, with no byte loop: the
+    /// masks below are exact up to their first match (a borrow only
+    /// propagates upwards, past it).
     pub(super) fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGHS: u64 = 0x8080_8080_8080_8080;
-        /// Whether some byte of `word` is below `n` (exact for n ≤ 128).
-        fn has_byte_below(word: u64, n: u8) -> bool {
-            word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS != 0
+        /// The high bit of each byte of `word` below `n` (exact for n ≤ 128
+        /// up to the first such byte).
+        fn bytes_below(word: u64, n: u8) -> u64 {
+            word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
         }
-        fn has_byte(word: u64, b: u8) -> bool {
-            has_byte_below(word ^ (ONES * u64::from(b)), 1)
+        fn bytes_equal(word: u64, b: u8) -> u64 {
+            bytes_below(word ^ (ONES * u64::from(b)), 1)
         }
         while let Some(chunk) = bytes.get(i..i + 8) {
             // A failed conversion (impossible for eight bytes) reads as
-            // zeros, which stops the run: the byte-by-byte scan decides.
+            // zeros, which stops the run at its first byte.
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            if has_byte(word, b'"') || has_byte(word, b'\\') || has_byte_below(word, 0x20) {
-                break;
+            let special =
+                bytes_equal(word, b'"') | bytes_equal(word, b'\\') | bytes_below(word, 0x20);
+            if special != 0 {
+                return i + (special.trailing_zeros() / 8) as usize;
             }
             i += 8;
+        }
+        while let Some(&b) = bytes.get(i) {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                break;
+            }
+            i += 1;
         }
         i
     }
@@ -346,6 +421,8 @@ mod json {
         /// a vector of their own (a dump's tree has as many entries as the
         /// input has kilobytes, and is dropped as a whole).
         entries: Vec<(Cow<'a, str>, Node<'a>)>,
+        /// The same for the fields of objects outside labels and annotations.
+        fields: Vec<Node<'a>>,
         /// The same for the items of arrays.
         items: Vec<Node<'a>>,
         /// Where another thread parses the rest of an items array from, and
@@ -376,8 +453,10 @@ mod json {
             }
         }
 
-        /// A value; `free_keys` keeps every key of an object (labels and
-        /// annotations), otherwise only the keys the spec reads are kept.
+        /// A value; `free_keys` (labels and annotations) keeps the keys of an
+        /// object that [`LABELS_READ`] or [`ANNOTATIONS_READ`] name, and any
+        /// key whose value is not a string or null, otherwise only the keys
+        /// the spec reads are kept.
         fn value(&mut self, depth: usize, free_keys: bool) -> Result<Node<'a>, Error> {
             if depth >= MAX_DEPTH {
                 return Err(self.err(format!("nested more than {MAX_DEPTH} levels deep")));
@@ -396,7 +475,11 @@ mod json {
                     return Err(self.err(format!("expected a value, found {}", self.found())))
                 }
             };
-            Ok(Node { at, value })
+            Ok(Node {
+                at,
+                key: None,
+                value,
+            })
         }
 
         /// The character at the cursor, quoted, for messages.
@@ -472,6 +555,44 @@ mod json {
         }
 
         fn object(&mut self, depth: usize, free_keys: bool) -> Result<Value<'a>, Error> {
+            if free_keys {
+                self.free_object(depth)
+            } else {
+                self.fields_object(depth)
+            }
+        }
+
+        /// An object whose read keys are kept, as [`Value::Fields`].
+        fn fields_object(&mut self, depth: usize) -> Result<Value<'a>, Error> {
+            if self.opens_empty(b'}') {
+                return Ok(Value::Fields(Box::default()));
+            }
+            let start = self.fields.len();
+            loop {
+                self.skip_ws();
+                let key = self.key()?;
+                let read = if may_be_read_key(&key) {
+                    read_key(&key)
+                } else {
+                    None
+                };
+                if let Some(read) = read {
+                    let free = matches!(read, ReadKey::Labels | ReadKey::Annotations);
+                    let mut value = self.value(depth + 1, free)?;
+                    value.key = Some(read);
+                    self.fields.push(value);
+                } else {
+                    self.skip(depth + 1)?;
+                }
+                if self.closes_after_member(b'}')? {
+                    return Ok(Value::Fields(self.fields.drain(start..).collect()));
+                }
+            }
+        }
+
+        /// A labels or annotations object, as a [`Value::Map`] that keeps
+        /// its keys.
+        fn free_object(&mut self, depth: usize) -> Result<Value<'a>, Error> {
             if self.opens_empty(b'}') {
                 return Ok(Value::Map(Vec::new()));
             }
@@ -479,12 +600,18 @@ mod json {
             loop {
                 self.skip_ws();
                 let key = self.key()?;
-                if free_keys || (may_be_read_key(&key) && is_read_key(&key)) {
-                    let free = key == "labels" || key == "annotations";
-                    let value = self.value(depth + 1, free)?;
+                let mut value = self.value(depth + 1, false)?;
+                // A label or annotation no rule reads is dropped when it is
+                // a string or null: reading it could neither fail nor
+                // matter. Any other value stays, for the wrong-type error
+                // reading the map gives.
+                if is_read_free_key(&key) || !matches!(value.value, Value::Str(_) | Value::Null) {
+                    value.key = if may_be_read_key(&key) {
+                        read_key(&key)
+                    } else {
+                        None
+                    };
                     self.entries.push((key, value));
-                } else {
-                    self.skip(depth + 1)?;
                 }
                 if self.closes_after_member(b'}')? {
                     return Ok(Value::Map(self.entries.drain(start..).collect()));
@@ -743,6 +870,7 @@ mod yaml {
         match &node.value {
             Value::Seq(items) => 1 + items.iter().map(count).sum::<usize>(),
             Value::Map(entries) => 1 + entries.iter().map(|(_, v)| count(v)).sum::<usize>(),
+            Value::Fields(fields) => 1 + fields.iter().map(count).sum::<usize>(),
             _ => 1,
         }
     }
@@ -788,6 +916,7 @@ mod yaml {
                         0,
                         Node {
                             at,
+                            key: None,
                             value: node.value,
                         },
                     ))
@@ -803,7 +932,14 @@ mod yaml {
                         },
                         _ => Value::Str(text),
                     };
-                    Some((anchor, Node { at, value }))
+                    Some((
+                        anchor,
+                        Node {
+                            at,
+                            key: None,
+                            value,
+                        },
+                    ))
                 }
                 Event::SequenceStart(anchor, _) => {
                     if stack.len() >= MAX_DEPTH {
@@ -839,6 +975,7 @@ mod yaml {
                         anchor,
                         Node {
                             at,
+                            key: None,
                             value: Value::Seq(items),
                         },
                     )),
@@ -854,6 +991,7 @@ mod yaml {
                         anchor,
                         Node {
                             at,
+                            key: None,
                             value: Value::Map(entries),
                         },
                     )),
@@ -878,7 +1016,11 @@ mod yaml {
                         };
                         *key = Some(k);
                     }
-                    Some(k) => entries.push((k, node)),
+                    Some(k) => {
+                        let mut node = node;
+                        node.key = read_key(&k);
+                        entries.push((k, node));
+                    }
                 },
             }
         }
@@ -893,27 +1035,43 @@ mod yaml {
 mod tests {
     use super::*;
 
-    /// The word-at-a-time scan stops at or before every byte that ends a
-    /// string's fast path, wherever it sits in a word, and never stops a
-    /// whole word early; a byte next to one (`!` after `"`, `]` after `\`,
-    /// the space after the controls) or outside ASCII never stops it.
+    /// The word-at-a-time scan stops exactly at the first byte that ends a
+    /// string's fast path, wherever it sits in a word or in the bytes left
+    /// after the last word, with more special bytes after it or not; a
+    /// byte next to one (`!` after `"`, `]` after `\\`, the space after the
+    /// controls) or outside ASCII never stops it.
     #[test]
     fn plain_run_end_stops_at_every_special_byte() {
         let plain = [b'a', b'!', b' ', b']', 0x7f, 0x80, 0xc3, 0xff];
+        let specials = [b'"', b'\\', 0x00, 0x0a, 0x1f];
         for len in 0..24 {
             for filler in plain {
                 let bytes = vec![filler; len];
-                let end = json::plain_run_end(&bytes, 0);
-                assert!(end <= len && len - end < 8, "len {len}: ran to {end}");
-                for special in [b'"', b'\\', 0x00, 0x0a, 0x1f] {
+                for from in 0..=len {
+                    assert_eq!(
+                        json::plain_run_end(&bytes, from),
+                        len,
+                        "len {len} from {from}"
+                    );
+                }
+                for special in specials {
                     for at in 0..len {
                         let mut bytes = bytes.clone();
                         bytes[at] = special;
-                        let end = json::plain_run_end(&bytes, 0);
-                        assert!(
-                            end <= at && at - end < 8,
-                            "{special:#x} at {at} of {len}: {end}"
-                        );
+                        // A second special byte later must not move the end.
+                        for later in specials {
+                            let mut bytes = bytes.clone();
+                            if let Some(b) = bytes.get_mut(at + 3) {
+                                *b = later;
+                            }
+                            for from in 0..=at {
+                                assert_eq!(
+                                    json::plain_run_end(&bytes, from),
+                                    at,
+                                    "{special:#x} at {at} of {len}, from {from}"
+                                );
+                            }
+                        }
                     }
                 }
             }
@@ -1012,5 +1170,177 @@ mod tests {
                 assert!(json::parse(&raw).is_err(), "a control character in {raw:?}");
             }
         }
+    }
+
+    /// A small deterministic generator, so the random inputs below are the
+    /// same on every run (and in wasm, which has no proptest).
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+
+        fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
+            from[self.below(from.len())]
+        }
+    }
+
+    /// A random JSON value for a labels or annotations map: mostly strings,
+    /// and now and then an object or a list, the wrong types that JSON and
+    /// YAML share (a YAML `7` or `true` is a string where a string is read).
+    fn free_value(rng: &mut Rng) -> String {
+        match rng.below(12) {
+            0..=2 => "null".into(),
+            3 => "{\"name\": \"x\"}".into(),
+            4 => "[\"a\"]".into(),
+            5 => "\"esc\\u00e9\\n\"".into(),
+            6 => "\"\"".into(),
+            _ => format!("\"v{}\"", rng.below(3)),
+        }
+    }
+
+    /// A random List of pods and TrainJobs whose labels and annotations mix
+    /// read keys, unread keys and read keys of the other map, with
+    /// duplicates and values of every type; "labels" also appears where no
+    /// rule reads it (under `spec`, inside a label).
+    fn random_list(rng: &mut Rng) -> String {
+        let free_keys: Vec<&str> = LABELS_READ
+            .iter()
+            .chain(&ANNOTATIONS_READ)
+            .copied()
+            .chain(["app", "name", "kind", "controller-uid", "labels", "é"])
+            .collect();
+        let map = |rng: &mut Rng| {
+            let entries: Vec<String> = (0..rng.below(6))
+                .map(|_| format!("\"{}\": {}", rng.pick(&free_keys), free_value(rng)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        };
+        let items: Vec<String> = (0..1 + rng.below(4))
+            .map(|i| {
+                let kind = rng.pick(&["Pod", "TrainJob", "JobSet"]);
+                format!(
+                    "{{\"kind\": \"{kind}\", \"metadata\": {{\"name\": \"o{i}\", \"uid\": \"u{i}\", \"labels\": {}, \"annotations\": {}}}, \"spec\": {{\"labels\": {}}}}}",
+                    map(rng),
+                    map(rng),
+                    map(rng)
+                )
+            })
+            .collect();
+        format!("{{\"kind\": \"List\", \"items\": [{}]}}", items.join(", "))
+    }
+
+    /// An unread label or annotation that is a number, a boolean, an object
+    /// or a list is kept, so reading the map fails on it as it always did.
+    #[test]
+    fn unread_labels_of_a_wrong_type_still_fail() {
+        use crate::snapshot::{Options, Snapshot};
+        for map in ["labels", "annotations"] {
+            for (value, found) in [
+                ("7", "a number"),
+                ("false", "a boolean"),
+                ("{}", "an object"),
+                ("[1]", "a list"),
+            ] {
+                let text = format!(
+                    "{{\"kind\": \"Pod\", \"metadata\": {{\"{map}\": {{\"app\": \"x\", \"zone\": {value}, \"b\": null}}}}}}"
+                );
+                let column = text.find(&format!(": {value}, ")).expect("the value") + 3;
+                let documents = parse(&text).expect("JSON");
+                let error = Snapshot::read(&documents, Options::default()).map(drop);
+                assert_eq!(
+                    error.map_err(|e| e.to_string()),
+                    Err(format!(
+                        "1:{column}: `{map}.zone` must be a string, found {found}"
+                    )),
+                    "{text}"
+                );
+            }
+        }
+    }
+
+    /// Every mapping of the tree finds the same entry for every read key by
+    /// its id as by its text.
+    fn check_ids(node: &Node<'_>) {
+        if node.is_object() {
+            for (key, value) in node.entries() {
+                assert_eq!(value.key, read_key(key), "{key}");
+                check_ids(value);
+            }
+            for key in READ_KEYS {
+                let id = read_key(key).expect("a read key");
+                assert!(
+                    std::ptr::eq(
+                        node.get(key).map_or(std::ptr::null(), |n| n as *const _),
+                        node.get_read(id)
+                            .map_or(std::ptr::null(), |n| n as *const _)
+                    ),
+                    "{key}"
+                );
+            }
+        } else if let Value::Seq(items) = &node.value {
+            items.iter().for_each(check_ids);
+        }
+    }
+
+    /// JSON drops the labels and annotations no rule reads when they are
+    /// strings or null; YAML (of which JSON is a subset) keeps every key.
+    /// Read as a snapshot, the two trees of one random input must give the
+    /// same views, or the same error at the same place (the type word aside:
+    /// a YAML scalar has none). Both trees look fields up by id as by text.
+    #[test]
+    fn json_without_the_unread_labels_reads_as_yaml_with_all_of_them() {
+        use crate::snapshot::{Options, Snapshot};
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut read, mut failed) = (0, 0);
+        for _ in 0..400 {
+            let text = random_list(&mut rng);
+            let json = parse(&text).expect("JSON");
+            assert!(json.source.is_json());
+            let yaml = Documents {
+                source: Source::new(&text, SourceKind::Yaml),
+                docs: yaml::parse(&text).expect("YAML"),
+            };
+            for doc in json.docs.iter().chain(&yaml.docs) {
+                check_ids(doc);
+            }
+            let outcome =
+                |documents: &Documents<'_>| match Snapshot::read(documents, Options::default()) {
+                    // What the rules can see of the labels and annotations, and
+                    // what they make of the whole.
+                    Ok(snap) => {
+                        let metas = snap
+                            .trainjobs
+                            .iter()
+                            .map(|t| &t.meta)
+                            .chain(snap.jobsets.iter().map(|j| &j.meta))
+                            .chain(snap.pods.iter().map(|p| &p.meta));
+                        let seen: Vec<_> = metas
+                            .map(|m| {
+                                let labels = LABELS_READ.map(|k| m.label(k));
+                                let annotations = ANNOTATIONS_READ.map(|k| m.annotation(k));
+                                format!("{} {labels:?} {annotations:?}", m.name)
+                            })
+                            .collect();
+                        format!("{seen:?} {:?}", crate::classify::classify(&snap))
+                    }
+                    Err(e) => format!("error {e}")
+                        .replace("a number", "a scalar")
+                        .replace("a boolean", "a scalar"),
+                };
+            let from_json = outcome(&json);
+            assert_eq!(from_json, outcome(&yaml), "{text}");
+            if from_json.starts_with("error") {
+                failed += 1;
+            } else {
+                read += 1;
+            }
+        }
+        // Both outcomes are exercised, not only one.
+        assert!(read > 40 && failed > 40, "{read} read, {failed} failed");
     }
 }
