@@ -532,7 +532,15 @@ mod json {
                         }
                     }
                 }
-                _ => self.value(depth, false).map(drop),
+                // A scalar is checked as `value` would, without building a
+                // node to drop: the same arms and the same errors.
+                Some(b'"') => self.string().map(drop),
+                Some(b'-' | b'0'..=b'9') => self.number().map(drop),
+                Some(b't') => self.literal("true", Value::Bool(true)).map(drop),
+                Some(b'f') => self.literal("false", Value::Bool(false)).map(drop),
+                Some(b'n') => self.literal("null", Value::Null).map(drop),
+                None => Err(self.err("unexpected end of input, expected a value")),
+                Some(_) => Err(self.err(format!("expected a value, found {}", self.found()))),
             }
         }
 
@@ -1146,6 +1154,67 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `skip` checks an unread scalar with its own arms: every scalar, good
+    /// or bad, gives under an unread key exactly what it gives under a read
+    /// key of the same length (so the same offset), alone or in a list.
+    #[test]
+    fn unread_scalars_fail_as_read_ones() {
+        let scalars = [
+            "true",
+            "false",
+            "null",
+            "tru",
+            "fals",
+            "nul",
+            "nulll",
+            "-",
+            "-1",
+            "1.5e3",
+            "1.",
+            "01",
+            "1e",
+            "\"ok\"",
+            "\"a\\nb\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\ud800\"",
+            "\"\u{1}\"",
+            "\"open",
+            "\"é\"",
+            "@",
+            "}",
+            "]",
+            ",",
+            "",
+            "é",
+        ];
+        let shape = |r: Result<Node<'_>, json::Error>| match r {
+            Ok(_) => "ok".to_string(),
+            Err(e) => format!("error at {}: {}", e.at, e.message),
+        };
+        for scalar in scalars {
+            for (read, unread) in [("nodeName", "nodeNamf"), ("conditions", "conditionz")] {
+                for value in [scalar.to_string(), format!("[1, {scalar}]")] {
+                    let doc =
+                        |key: &str| format!("{{\"kind\":\"Pod\",\"spec\":{{\"{key}\":{value}}}}}");
+                    let (read_doc, unread_doc) = (doc(read), doc(unread));
+                    let read_shape = shape(json::parse(&read_doc));
+                    let unread_shape = shape(json::parse(&unread_doc));
+                    // Whether the read field has the right type does not
+                    // matter here: the parser does not check types.
+                    assert_eq!(read_shape, unread_shape, "{value} under {read}");
+                }
+            }
+        }
+        // The cases above include both outcomes.
+        let shape_of = |text: &str| shape(json::parse(text));
+        assert_eq!(
+            shape_of("{\"x\":[1, tru]}"),
+            "error at 9: expected a value, found 't'"
+        );
+        assert_eq!(shape_of("{\"x\":[1, true]}"), "ok");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Section 4: what one classification reads. The [`Index`] is built once
 //! per snapshot; a [`Selection`] is what it read for one TrainJob.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::execution::current_execution;
 use super::findings::Finding;
@@ -27,26 +27,31 @@ impl ReadPod<'_, '_> {
 }
 
 /// Indexes built once per snapshot, so each TrainJob's selection is a lookup.
+///
+/// The maps only answer lookups (nothing iterates them), so they hash: the
+/// B-tree's key compares (a namespace, then a 30-byte job id) were most of
+/// building the index of a big dump. `nodes` stays ordered: a selection
+/// borrows it.
 pub(super) struct Index<'s, 'a> {
-    pub(super) jobsets: BTreeMap<(&'a str, &'a str), usize>,
-    pub(super) workloads: BTreeMap<(&'a str, &'a str), Vec<usize>>,
-    pub(super) pods_by_labels: BTreeMap<(&'a str, &'a str, &'a str), Vec<usize>>,
-    pub(super) pods_by_jobset: BTreeMap<(&'a str, &'a str), Vec<usize>>,
-    pub(super) captured: BTreeMap<&'a str, Vec<usize>>,
+    pub(super) jobsets: HashMap<(&'a str, &'a str), usize>,
+    pub(super) workloads: HashMap<(&'a str, &'a str), Vec<usize>>,
+    pub(super) pods_by_labels: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
+    pub(super) pods_by_jobset: HashMap<(&'a str, &'a str), Vec<usize>>,
+    pub(super) captured: HashMap<&'a str, Vec<usize>>,
     pub(super) nodes: BTreeMap<&'a str, &'s KubeNode<'a>>,
-    pub(super) trainjob_uids: BTreeSet<&'a str>,
+    pub(super) trainjob_uids: HashSet<&'a str>,
 }
 
 impl<'s, 'a> Index<'s, 'a> {
     pub(super) fn new(snap: &'s Snapshot<'a>) -> Self {
         let mut ix = Index {
-            jobsets: BTreeMap::new(),
-            workloads: BTreeMap::new(),
-            pods_by_labels: BTreeMap::new(),
-            pods_by_jobset: BTreeMap::new(),
-            captured: BTreeMap::new(),
+            jobsets: HashMap::with_capacity(snap.jobsets.len()),
+            workloads: HashMap::with_capacity(snap.workloads.len()),
+            pods_by_labels: HashMap::new(),
+            pods_by_jobset: HashMap::new(),
+            captured: HashMap::new(),
             nodes: BTreeMap::new(),
-            trainjob_uids: BTreeSet::new(),
+            trainjob_uids: HashSet::with_capacity(snap.trainjobs.len()),
         };
         for (i, js) in snap.jobsets.iter().enumerate() {
             ix.jobsets
