@@ -378,9 +378,9 @@ impl ShownRows {
                 .iter()
                 .map(|(r, recent)| RowFields::of(r, recent.is_some()))
                 .collect();
-            let Ok(json) = serde_json::to_string(&fields) else {
-                return;
-            };
+            // Serializing strings and flags cannot fail; an empty list
+            // would only leave those rows to the next call.
+            let json = serde_json::to_string(&fields).unwrap_or_else(|_| "[]".into());
             let built = build_rows(&template, &json);
             for (i, (r, recent)) in (0u32..).zip(&created) {
                 let Ok(e) = built.get(i).dyn_into::<web_sys::Element>() else {
@@ -402,7 +402,13 @@ impl ShownRows {
             let before = place.before.and_then(|b| self.elements.get(&b));
             let _ = body.insert_before(e, before.map(|b| b.as_ref()));
         }
-        self.order = revisions;
+        // Only what is in the body: a row the browser failed to build is
+        // made again next time, not taken as shown.
+        let elements = &self.elements;
+        self.order = revisions
+            .into_iter()
+            .filter(|r| elements.contains_key(r))
+            .collect();
     }
 
     /// Takes the `recent` mark off rows that changed [`RECENT_MS`] or more
