@@ -2,6 +2,7 @@
 //! names, each checked for its type (section 1, Types). Everything else in an
 //! object is never looked at, which is what keeps a 16,000-pod namespace cheap.
 
+use crate::fields::same_free_key;
 pub(crate) use crate::fields::ReadKey as K;
 use crate::time::Time;
 use crate::tree::{Node, Value};
@@ -149,9 +150,7 @@ pub struct Meta<'a> {
 fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
     pairs
         .iter()
-        // The last byte first, as the parser does: label keys of one length
-        // mostly differ there.
-        .find(|(k, _)| k.as_bytes().last() == key.as_bytes().last() && *k == key)
+        .find(|(k, _)| same_free_key(k, key))
         .map(|(_, v)| *v)
         .filter(|v| !v.is_empty())
 }

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::fields::{read_key, ReadKey, ANNOTATIONS_READ, LABELS_READ, READ_KEYS};
+use crate::fields::{read_key, same_free_key, ReadKey, ANNOTATIONS_READ, LABELS_READ, READ_KEYS};
 use crate::source::{Position, Source, SourceKind};
 
 /// Documents nest at most this deep. kubectl output stays under 30; the limit
@@ -52,20 +52,23 @@ fn may_be_read_key(key: &str) -> bool {
     }
 }
 
+/// [`read_key`] behind the [`may_be_read_key`] prefilter: the read key
+/// `key` is, found cheaply for the many keys of a dump that are none.
+fn read_key_filtered(key: &str) -> Option<ReadKey> {
+    if may_be_read_key(key) {
+        read_key(key)
+    } else {
+        None
+    }
+}
+
 /// Whether a key of a labels or annotations map is one a rule reads (either
 /// kind: which map it is in does not matter for keeping it).
 fn is_read_free_key(key: &str) -> bool {
     LABELS_READ
         .iter()
         .chain(&ANNOTATIONS_READ)
-        // The last byte before the rest: keys of one length (`…/job-id`,
-        // `…/jobset-name`) mostly differ there, and it saves a call to
-        // compare memory.
-        .any(|read| {
-            read.len() == key.len()
-                && read.as_bytes().last() == key.as_bytes().last()
-                && *read == key
-        })
+        .any(|read| same_free_key(read, key))
 }
 
 #[derive(Debug, Clone)]
@@ -579,12 +582,7 @@ mod json {
             loop {
                 self.skip_ws();
                 let key = self.key()?;
-                let read = if may_be_read_key(&key) {
-                    read_key(&key)
-                } else {
-                    None
-                };
-                if let Some(read) = read {
+                if let Some(read) = read_key_filtered(&key) {
                     let free = matches!(read, ReadKey::Labels | ReadKey::Annotations);
                     let mut value = self.value(depth + 1, free)?;
                     value.key = Some(read);
@@ -614,11 +612,7 @@ mod json {
                 // matter. Any other value stays, for the wrong-type error
                 // reading the map gives.
                 if is_read_free_key(&key) || !matches!(value.value, Value::Str(_) | Value::Null) {
-                    value.key = if may_be_read_key(&key) {
-                        read_key(&key)
-                    } else {
-                        None
-                    };
+                    value.key = read_key_filtered(&key);
                     self.entries.push((key, value));
                 }
                 if self.closes_after_member(b'}')? {
