@@ -10,6 +10,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+mod golden;
 pub mod history;
 pub mod namespace_access;
 pub mod query;

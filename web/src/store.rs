@@ -983,6 +983,7 @@ mod linking_world;
 mod tests {
     use super::linking_world::{captured_key, item_key, Step, World};
     use super::*;
+    use crate::golden::{all_cases, case};
     use classify_wasm::State;
 
     type ObservedKey = (String, String, String);
@@ -1066,28 +1067,6 @@ mod tests {
             rows_seen > 1000 && reclassified > 0,
             "{rows_seen} {reclassified}"
         );
-    }
-
-    fn case(name: &str) -> Value {
-        let path = format!(
-            "{}/../../shared/cases/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-
-    fn all_cases() -> Vec<Value> {
-        let dir = format!("{}/../../shared/cases", env!("CARGO_MANIFEST_DIR"));
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-            .collect()
     }
 
     /// A live snapshot's index waits for its first use; built then (or by

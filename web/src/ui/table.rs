@@ -537,13 +537,9 @@ mod tests {
     #[test]
     fn a_rows_fields_are_in_the_order_rows_js_reads_them() {
         use crate::store::{Header, Store};
-        let dir = format!("{}/../../shared/cases", env!("CARGO_MANIFEST_DIR"));
         let mut seen = 0;
         let (mut held, mut titled, mut foreign) = (0, 0, 0);
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let case: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
-                    .unwrap();
+        for case in crate::golden::all_cases() {
             let store = Store::load(&case["snapshot"].to_string(), Header::default()).unwrap();
             for r in store.rows() {
                 let o = &r.observation;
