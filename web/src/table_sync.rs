@@ -10,8 +10,15 @@
 //! subsequence, as keyed DOM diffs do); every other shown row is inserted or
 //! moved once. A change to one row is then one removal and one insertion,
 //! and a first load is one insertion per row.
+//!
+//! [`Plan::refill`] then pairs a removed element with a created row that
+//! shows the same object: that element is filled in again and moved if it
+//! must, instead of being removed and replaced. A changed row keeps its
+//! element (and the focus, if it has it), and the browser restyles a few
+//! cells instead of a new subtree.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 
 /// Where one shown row's element goes: before the element of `before`, or
 /// at the end of the body when `None`.
@@ -32,6 +39,10 @@ pub struct Plan {
     /// Insertions, in the order to make them (last row first, so that every
     /// `before` is already where it belongs).
     pub places: Vec<Place>,
+    /// Elements filled in again ([`Plan::refill`]): the revision an element
+    /// shows now, and the position in the new list it shows from here on.
+    /// Each of those positions also has its [`Place`].
+    pub refilled: Vec<(u64, usize)>,
 }
 
 impl Plan {
@@ -66,7 +77,37 @@ impl Plan {
             removed,
             created,
             places,
+            refilled: Vec::new(),
         }
+    }
+
+    /// Pairs each removed revision with the created position that shows the
+    /// same object, if one does: `old_key` names the object of a revision
+    /// shown, `new_key` that of a position in the new list. Paired ones
+    /// leave `removed` and `created` for `refilled`.
+    pub fn refill<K: Eq + Hash>(
+        &mut self,
+        old_key: impl Fn(u64) -> Option<K>,
+        new_key: impl Fn(usize) -> Option<K>,
+    ) {
+        if self.removed.is_empty() || self.created.is_empty() {
+            return;
+        }
+        let mut gone: HashMap<K, u64> = self
+            .removed
+            .iter()
+            .filter_map(|r| old_key(*r).map(|k| (k, *r)))
+            .collect();
+        let mut created = Vec::with_capacity(self.created.len());
+        for index in std::mem::take(&mut self.created) {
+            match new_key(index).and_then(|k| gone.remove(&k)) {
+                Some(revision) => self.refilled.push((revision, index)),
+                None => created.push(index),
+            }
+        }
+        self.created = created;
+        let kept: HashSet<u64> = self.refilled.iter().map(|(r, _)| *r).collect();
+        self.removed.retain(|r| !kept.contains(r));
     }
 }
 
@@ -181,6 +222,54 @@ mod tests {
         );
     }
 
+    /// Carries out a refilled `plan`: its refilled elements are renamed to
+    /// their new revision where they are, then every place is made.
+    fn apply_refilled(old: &[u64], new: &[u64], plan: &Plan) -> Vec<u64> {
+        let renamed: Vec<u64> = old
+            .iter()
+            .map(|r| match plan.refilled.iter().find(|(o, _)| o == r) {
+                Some((_, i)) => new[*i],
+                None => *r,
+            })
+            .collect();
+        let unrefilled = Plan {
+            refilled: Vec::new(),
+            ..plan.clone()
+        };
+        apply(&renamed, new, &unrefilled)
+    }
+
+    #[test]
+    fn a_changed_row_keeps_its_element_when_refilled() {
+        // Revisions 3 and 9 both show object "c"; 5 is gone for good.
+        let old = [1, 2, 3, 4, 5];
+        let new = [1, 2, 9, 4];
+        let key = |r: u64| match r {
+            3 | 9 => "c",
+            5 => "e",
+            _ => "other",
+        };
+        let mut plan = Plan::between(&old, &new);
+        plan.refill(|r| Some(key(r)), |i| Some(key(new[i])));
+        assert_eq!(plan.refilled, vec![(3, 2)]);
+        assert_eq!(plan.removed, vec![5]);
+        assert!(plan.created.is_empty());
+        assert_eq!(apply_refilled(&old, &new, &plan), new.to_vec());
+    }
+
+    #[test]
+    fn a_refilled_row_that_moves_is_moved() {
+        // Object "a" changes (revision 1 becomes 7) and sorts last now.
+        let old = [1, 2, 3];
+        let new = [2, 3, 7];
+        let key = |r: u64| if r == 1 || r == 7 { "a" } else { "b" };
+        let mut plan = Plan::between(&old, &new);
+        plan.refill(|r| Some(key(r)), |i| Some(key(new[i])));
+        assert_eq!(plan.refilled, vec![(1, 2)]);
+        assert!(plan.removed.is_empty() && plan.created.is_empty());
+        assert_eq!(apply_refilled(&old, &new, &plan), new.to_vec());
+    }
+
     #[test]
     fn the_same_rows_need_nothing() {
         assert_eq!(Plan::between(&[4, 5, 6], &[4, 5, 6]), Plan::default());
@@ -221,6 +310,43 @@ mod tests {
             let longest = best.iter().copied().max().unwrap_or(0);
             let moved = plan.places.len() - plan.created.len();
             prop_assert_eq!(moved, old_order.len() - longest);
+        }
+
+        /// Any old and new list, with objects named at random (each at most
+        /// once per list): a refilled plan still gives the new order, pairs
+        /// only revisions of the same object, and accounts for every element
+        /// removed and every row made.
+        #[test]
+        fn a_refilled_plan_turns_any_old_body_into_the_new_one(
+            old in proptest::sample::subsequence((0u64..40).collect::<Vec<_>>(), 0..40).prop_shuffle(),
+            new in proptest::sample::subsequence((0u64..40).collect::<Vec<_>>(), 0..40).prop_shuffle(),
+            names in proptest::collection::vec(0u8..12, 40),
+        ) {
+            // One name per revision; a name used twice in a list keeps its
+            // first revision only, as a store keeps one row per object.
+            let name = |r: u64| names[r as usize];
+            let unique = |list: &[u64]| -> Vec<u64> {
+                let mut seen = HashSet::new();
+                list.iter().copied().filter(|r| seen.insert(name(*r))).collect()
+            };
+            let (old, new) = (unique(&old), unique(&new));
+            let plain = Plan::between(&old, &new);
+            let mut plan = plain.clone();
+            plan.refill(|r| Some(name(r)), |i| new.get(i).map(|r| name(*r)));
+            prop_assert_eq!(apply_refilled(&old, &new, &plan), new.clone());
+            for (r, i) in &plan.refilled {
+                prop_assert_eq!(name(*r), name(new[*i]));
+            }
+            let mut removed: Vec<u64> = plan.removed.iter().copied().chain(plan.refilled.iter().map(|(r, _)| *r)).collect();
+            let mut created: Vec<usize> = plan.created.iter().copied().chain(plan.refilled.iter().map(|(_, i)| *i)).collect();
+            removed.sort_unstable();
+            created.sort_unstable();
+            let (mut plain_removed, mut plain_created) = (plain.removed.clone(), plain.created.clone());
+            plain_removed.sort_unstable();
+            plain_created.sort_unstable();
+            prop_assert_eq!(removed, plain_removed);
+            prop_assert_eq!(created, plain_created);
+            prop_assert_eq!(&plan.places, &plain.places);
         }
     }
 }

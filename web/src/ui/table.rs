@@ -321,6 +321,11 @@ extern "C" {
     /// and fills in its text: the new rows' elements, in order.
     #[wasm_bindgen(js_name = buildRows)]
     fn build_rows(template: &web_sys::Element, json: &str) -> js_sys::Array;
+
+    /// Fills `elements[i]`, a row shown before, with row `i` of `json` (an
+    /// array of [`RowFields`]), emptied fields included.
+    #[wasm_bindgen(js_name = fillRows)]
+    fn fill_rows(elements: &js_sys::Array, json: &str);
 }
 
 /// The row elements in the body, by revision, in body order.
@@ -334,6 +339,9 @@ struct ShownRows {
     template: Option<web_sys::Element>,
     order: Vec<u64>,
     elements: HashMap<u64, web_sys::Element>,
+    /// The key id of the row each element shows, by revision: a changed
+    /// row's element is filled in again ([`Plan::refill`]).
+    keys: HashMap<u64, String>,
     /// Rows drawn as changed, with when they changed: each loses its
     /// `recent` class once [`RECENT_MS`] have passed.
     recent: Vec<(u64, f64)>,
@@ -357,21 +365,53 @@ impl ShownRows {
             self.body = Some(body.clone());
             self.order.clear();
             self.elements.clear();
+            self.keys.clear();
             self.recent.clear();
         }
         let revisions: Vec<u64> = rows.iter().map(|r| r.revision).collect();
-        let plan = Plan::between(&self.order, &revisions);
+        let mut plan = Plan::between(&self.order, &revisions);
+        let keys = &self.keys;
+        plan.refill(
+            |revision| keys.get(&revision).cloned(),
+            |index| rows.get(index).map(|r| r.key.id()),
+        );
         for revision in &plan.removed {
             if let Some(e) = self.elements.remove(revision) {
                 e.remove();
             }
+            self.keys.remove(revision);
         }
-        self.recent.retain(|(r, _)| !plan.removed.contains(r));
+        let refilled_before: Vec<u64> = plan.refilled.iter().map(|(r, _)| *r).collect();
+        self.recent
+            .retain(|(r, _)| !plan.removed.contains(r) && !refilled_before.contains(r));
+        let recent_of = |r: &Row| r.changed_at.filter(|t| now - t < RECENT_MS);
+        if !plan.refilled.is_empty() {
+            let elements = js_sys::Array::new();
+            let mut fields = Vec::with_capacity(plan.refilled.len());
+            for (before, index) in &plan.refilled {
+                let (Some(e), Some(r)) = (self.elements.remove(before), rows.get(*index)) else {
+                    continue;
+                };
+                self.keys.remove(before);
+                elements.push(&e);
+                let recent = recent_of(r);
+                fields.push(RowFields::of(r, recent.is_some()));
+                self.keys.insert(r.revision, r.key.id());
+                self.elements.insert(r.revision, e);
+                if let Some(t) = recent {
+                    self.recent.push((r.revision, t));
+                }
+            }
+            // Serializing strings and flags cannot fail; an empty list
+            // would leave those rows' old text, until they next change.
+            let json = serde_json::to_string(&fields).unwrap_or_else(|_| "[]".into());
+            fill_rows(&elements, &json);
+        }
         let created: Vec<(&Row, Option<f64>)> = plan
             .created
             .iter()
             .filter_map(|i| rows.get(*i))
-            .map(|r| (&**r, r.changed_at.filter(|t| now - t < RECENT_MS)))
+            .map(|r| (&**r, recent_of(r)))
             .collect();
         if !created.is_empty() {
             let fields: Vec<RowFields> = created
@@ -382,11 +422,12 @@ impl ShownRows {
             // would only leave those rows to the next call.
             let json = serde_json::to_string(&fields).unwrap_or_else(|_| "[]".into());
             let built = build_rows(&template, &json);
-            for (i, (r, recent)) in (0u32..).zip(&created) {
+            for ((i, (r, recent)), row_fields) in (0u32..).zip(&created).zip(fields) {
                 let Ok(e) = built.get(i).dyn_into::<web_sys::Element>() else {
                     continue;
                 };
                 self.elements.insert(r.revision, e);
+                self.keys.insert(r.revision, row_fields.0);
                 if let Some(t) = recent {
                     self.recent.push((r.revision, *t));
                 }
@@ -400,7 +441,13 @@ impl ShownRows {
                 continue;
             };
             let before = place.before.and_then(|b| self.elements.get(&b));
-            let _ = body.insert_before(e, before.map(|b| b.as_ref()));
+            // A refilled row often is where it belongs already; moving it
+            // anyway would take the focus off it (and relayout it).
+            let in_place = e.parent_node().as_ref() == Some(body.as_ref())
+                && e.next_element_sibling().as_ref() == before;
+            if !in_place {
+                let _ = body.insert_before(e, before.map(|b| b.as_ref()));
+            }
         }
         // Only what is in the body: a row the browser failed to build is
         // made again next time, not taken as shown.

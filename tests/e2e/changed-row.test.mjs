@@ -1,0 +1,92 @@
+// A row whose object changes keeps its element: the table fills it in again
+// in place (web/src/table_sync.rs, Plan::refill; web/src/ui/rows.js,
+// fillRows). So a focused row stays focused, and what it shows must be
+// exactly what a row built fresh for the changed object shows, fields the
+// change emptied included.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+
+const snapshot = cases().find((c) => c.name === 'complete').snapshot;
+const job = snapshot.items.find((x) => x.kind === 'TrainJob');
+// The TrainJob no longer Complete: its state, cause and detail all change.
+const changed = structuredClone(job);
+changed.status = { conditions: [] };
+const withChange = { ...snapshot, items: snapshot.items.map((x) => (x === job ? changed : x)) };
+const row = `table.obs tbody tr[data-key="TrainJob/${job.metadata.namespace}/${job.metadata.name}"]`;
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** A stand-in server whose stream sends `first`, then whatever `send` is given. */
+async function standIn(first) {
+  const streams = new Set();
+  const site = await serveDist((req, res, path) => {
+    const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
+    if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
+    if (path === '/api/v1/namespaces/team-a/snapshots') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(first)}\n\n`);
+      streams.add(res);
+      req.on('close', () => streams.delete(res));
+      return;
+    }
+    res.writeHead(404); res.end();
+  });
+  let id = 1;
+  const send = (change) => {
+    id += 1;
+    for (const s of streams) s.write(`id: ${id}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`);
+  };
+  const close = async () => { for (const s of streams) s.end(); await site.close(); };
+  return { url: site.url, send, close };
+}
+
+/** Everything a row shows: its attributes and every element's text and attributes. */
+const shown = (tr) => {
+  const describe = (e) => ({
+    tag: e.tagName,
+    attributes: [...e.attributes].map((a) => [a.name, a.value]).filter(([n]) => n !== 'class' || e !== tr),
+    text: [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.nodeValue).join(''),
+    children: [...e.children].map(describe),
+  });
+  return describe(tr);
+};
+
+test('a changed row is filled in again in place: it keeps its element and the focus, and shows what a fresh row shows', { timeout: 60_000 }, async () => {
+  const live = await standIn(snapshot);
+  const fresh = await standIn(withChange);
+  const page = await browser.context.newPage();
+  const freshPage = await browser.context.newPage();
+  const errors = [...watchErrors(page), ...watchErrors(freshPage)];
+  try {
+    await page.goto(`${live.url}/?ns=team-a`);
+    await page.waitForSelector(row, { timeout: 15_000 });
+    const before = await page.$eval(row, (tr) => tr.querySelector('td:nth-child(4)').textContent);
+    await page.focus(row);
+    await page.$eval(row, (tr) => { tr.__shownBefore = true; });
+
+    live.send({ upserts: [changed], deletes: [], captured: [], capturedDropped: [] });
+    await page.waitForFunction(([sel, old]) => {
+      const tr = document.querySelector(sel);
+      return tr && tr.querySelector('td:nth-child(4)').textContent !== old;
+    }, [row, before], { timeout: 15_000 });
+
+    assert.equal(await page.locator(row).count(), 1, 'one row for the TrainJob');
+    assert.equal(await page.$eval(row, (tr) => tr.__shownBefore === true), true, 'the same element');
+    assert.equal(await page.$eval(row, (tr) => document.activeElement === tr), true, 'still focused');
+    assert.equal(await page.$eval(row, (tr) => tr.classList.contains('recent')), true, 'marked as changed');
+
+    await freshPage.goto(`${fresh.url}/?ns=team-a`);
+    await freshPage.waitForSelector(row, { timeout: 15_000 });
+    assert.deepEqual(await page.$eval(row, shown), await freshPage.$eval(row, shown));
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await freshPage.close();
+    await live.close();
+    await fresh.close();
+  }
+});
