@@ -4,7 +4,7 @@
 // is not all ASCII. Both passes must give the text exactly as sent.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+import { launch, watchErrors, serveSnapshot, cases } from './helpers.mjs';
 
 const base = cases().find((c) => c.name === 'complete').snapshot;
 
@@ -29,17 +29,7 @@ for (const [label, message] of [
 ]) {
   test(`a snapshot frame over 64 KB, ${label}, reaches the table exactly`, { timeout: 60_000 }, async () => {
     const { snapshot, job } = bigSnapshot(message);
-    const site = await serveDist((req, res, path) => {
-      const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
-      if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
-      if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
-      if (path === '/api/v1/namespaces/team-a/snapshots') {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-        res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
-        return;
-      }
-      res.writeHead(404); res.end();
-    });
+    const site = await serveSnapshot(snapshot);
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
     try {

@@ -5,7 +5,7 @@
 // change emptied included.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+import { launch, watchErrors, serveSnapshot, cases } from './helpers.mjs';
 
 const snapshot = cases().find((c) => c.name === 'complete').snapshot;
 const job = snapshot.items.find((x) => x.kind === 'TrainJob');
@@ -19,31 +19,6 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-/** A stand-in server whose stream sends `first`, then whatever `send` is given. */
-async function standIn(first) {
-  const streams = new Set();
-  const site = await serveDist((req, res, path) => {
-    const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
-    if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
-    if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
-    if (path === '/api/v1/namespaces/team-a/snapshots') {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(first)}\n\n`);
-      streams.add(res);
-      req.on('close', () => streams.delete(res));
-      return;
-    }
-    res.writeHead(404); res.end();
-  });
-  let id = 1;
-  const send = (change) => {
-    id += 1;
-    for (const s of streams) s.write(`id: ${id}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`);
-  };
-  const close = async () => { for (const s of streams) s.end(); await site.close(); };
-  return { url: site.url, send, close };
-}
-
 /** Everything a row shows: its attributes and every element's text and attributes. */
 const shown = (tr) => {
   const describe = (e) => ({
@@ -56,8 +31,8 @@ const shown = (tr) => {
 };
 
 test('a changed row is filled in again in place: it keeps its element and the focus, and shows what a fresh row shows', { timeout: 60_000 }, async () => {
-  const live = await standIn(snapshot);
-  const fresh = await standIn(withChange);
+  const live = await serveSnapshot(snapshot);
+  const fresh = await serveSnapshot(withChange);
   const page = await browser.context.newPage();
   const freshPage = await browser.context.newPage();
   const errors = [...watchErrors(page), ...watchErrors(freshPage)];

@@ -4,7 +4,7 @@
 // wait a second at most.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+import { launch, watchErrors, serveSnapshot, cases } from './helpers.mjs';
 
 const snapshot = cases().find((c) => c.name === 'complete').snapshot;
 const job = snapshot.items.find((x) => x.kind === 'TrainJob');
@@ -18,25 +18,10 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-function standIn() {
-  return (req, res, path) => {
-    const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
-    if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
-    if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
-    if (path === '/api/v1/namespaces/team-a/snapshots') {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
-      const change = { upserts: [added], deletes: [], captured: [], capturedDropped: [] };
-      res.write(`id: 2\nevent: change\ndata: ${JSON.stringify(change)}\n\n`);
-      return;
-    }
-    res.writeHead(404); res.end();
-  };
-}
-
 for (const frames of [true, false]) {
   test(`a change right after the snapshot is shown ${frames ? 'after the first frame' : 'when no frame is ever drawn'}`, { timeout: 60_000 }, async () => {
-    const site = await serveDist(standIn());
+    const change = { upserts: [added], deletes: [], captured: [], capturedDropped: [] };
+    const site = await serveSnapshot(snapshot, { changes: [change] });
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
     try {

@@ -97,6 +97,33 @@ export async function serveDist(api, pages = {}) {
   return { url, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
 }
 
+/** Serves dist/ with a stand-in of the server's API for one namespace,
+ * `team-a`, that nobody signs in to. Each stream it opens sends `snapshot`,
+ * then every frame of `changes` at once; `send(change)` sends a change to
+ * every stream open. */
+export async function serveSnapshot(snapshot, { changes = [] } = {}) {
+  const streams = new Set();
+  let id = 0;
+  const frame = (event, data) => `id: ${++id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  const site = await serveDist((req, res, path) => {
+    const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
+    if (path === '/api/v1/session') return json({ user: null, auth: 'none' });
+    if (path === '/api/v1/namespaces/team-a/snapshots') {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      res.write(frame('snapshot', snapshot));
+      for (const change of changes) res.write(frame('change', change));
+      streams.add(res);
+      req.on('close', () => streams.delete(res));
+      return;
+    }
+    res.writeHead(404); res.end();
+  });
+  const send = (change) => { for (const s of streams) s.write(frame('change', change)); };
+  const close = async () => { for (const s of streams) s.end(); await site.close(); };
+  return { url: site.url, send, close };
+}
+
 /** Starts `dispatch-dash serve --demo` and resolves with its URL once ready. */
 export async function startServer(extra = [], listen = '127.0.0.1:0') {
   const child = spawn(BINARY, ['serve', '--demo', '--listen', listen, ...extra],
