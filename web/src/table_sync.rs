@@ -106,8 +106,8 @@ impl Plan {
             }
         }
         self.created = created;
-        let kept: HashSet<u64> = self.refilled.iter().map(|(r, _)| *r).collect();
-        self.removed.retain(|r| !kept.contains(r));
+        let reused: HashSet<u64> = self.refilled.iter().map(|(r, _)| *r).collect();
+        self.removed.retain(|r| !reused.contains(r));
     }
 }
 

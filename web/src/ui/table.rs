@@ -395,12 +395,9 @@ impl ShownRows {
                 self.keys.remove(before);
                 elements.push(&e);
                 let recent = recent_of(r);
-                fields.push(RowFields::of(r, recent.is_some()));
-                self.keys.insert(r.revision, r.key.id());
-                self.elements.insert(r.revision, e);
-                if let Some(t) = recent {
-                    self.recent.push((r.revision, t));
-                }
+                let row_fields = RowFields::of(r, recent.is_some());
+                self.keep(r, e, row_fields.0.clone(), recent);
+                fields.push(row_fields);
             }
             // Serializing strings and flags cannot fail; an empty list
             // would leave those rows' old text, until they next change.
@@ -426,11 +423,7 @@ impl ShownRows {
                 let Ok(e) = built.get(i).dyn_into::<web_sys::Element>() else {
                     continue;
                 };
-                self.elements.insert(r.revision, e);
-                self.keys.insert(r.revision, row_fields.0);
-                if let Some(t) = recent {
-                    self.recent.push((r.revision, *t));
-                }
+                self.keep(r, e, row_fields.0, *recent);
             }
         }
         for place in &plan.places {
@@ -456,6 +449,16 @@ impl ShownRows {
             .into_iter()
             .filter(|r| elements.contains_key(r))
             .collect();
+    }
+
+    /// Takes `e` as the element of row `r`, whose key id is `key`; it is
+    /// marked recent since `recent`, if that is given.
+    fn keep(&mut self, r: &Row, e: web_sys::Element, key: String, recent: Option<f64>) {
+        self.elements.insert(r.revision, e);
+        self.keys.insert(r.revision, key);
+        if let Some(t) = recent {
+            self.recent.push((r.revision, t));
+        }
     }
 
     /// Takes the `recent` mark off rows that changed [`RECENT_MS`] or more
