@@ -16,7 +16,10 @@ export const CASES = join(ROOT, '..', 'shared', 'cases');
 export const SHOTS = join(ROOT, 'artifacts', 'screenshots');
 export const BINARY = process.env.DISPATCH_DASH_BIN ?? join(ROOT, 'target', 'release', 'dispatch-dash');
 
-const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find(existsSync);
+export const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find(existsSync);
+/** The flags every browser of the tests and benchmarks runs with. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** A fresh headless Chromium with its own profile directory. */
 export async function launch() {
@@ -25,8 +28,7 @@ export async function launch() {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: CHROMIUM_ARGS,
   });
   const close = async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); };
   return { context, close };
@@ -71,9 +73,12 @@ export function csp(html) {
 }
 
 /** Serves dist/ like the binary does; `api(req, res)` answers /api paths;
- * `pages` maps other paths to `{ type, body }` (served without the CSP). */
-export async function serveDist(api, pages = {}) {
-  const index = readFileSync(join(DIST, 'index.html'), 'utf8');
+ * `pages` maps other paths to `{ type, body }` (served without the CSP).
+ * `headScript`, for the benchmarks, is put first in the page's head (and
+ * allowed by its CSP like the page's own inline scripts). */
+export async function serveDist(api, pages = {}, { headScript } = {}) {
+  let index = readFileSync(join(DIST, 'index.html'), 'utf8');
+  if (headScript) index = index.replace('<head>', `<head><script>${headScript}</script>`);
   const policy = csp(index);
   const server = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
@@ -85,8 +90,12 @@ export async function serveDist(api, pages = {}) {
       res.writeHead(200, { 'content-type': pages[path].type, 'cache-control': 'no-store' });
       return res.end(pages[path].body);
     }
-    let file = join(DIST, path);
-    if (path === '/' || !extname(path)) file = join(DIST, 'index.html');
+    if (path === '/' || !extname(path)) {
+      res.writeHead(200, { 'content-type': TYPES['.html'], 'content-security-policy': policy,
+        'x-content-type-options': 'nosniff' });
+      return res.end(index);
+    }
+    const file = join(DIST, path);
     if (!file.startsWith(DIST) || !existsSync(file)) { res.writeHead(404); return res.end(); }
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
       'content-security-policy': policy, 'x-content-type-options': 'nosniff' });
