@@ -2,7 +2,8 @@
 // in place (web/src/table_sync.rs, Plan::refill; web/src/ui/rows.js,
 // fillRows). So a focused row stays focused, and what it shows must be
 // exactly what a row built fresh for the changed object shows, fields the
-// change emptied included.
+// change emptied included. Its "changed" mark goes after RECENT_MS (5 s,
+// web/src/ui/table.rs).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, watchErrors, serveSnapshot, cases } from './helpers.mjs';
@@ -57,6 +58,13 @@ test('a changed row is filled in again in place: it keeps its element and the fo
     await freshPage.goto(`${fresh.url}/?ns=team-a`);
     await freshPage.waitForSelector(row, { timeout: 15_000 });
     assert.deepEqual(await page.$eval(row, shown), await freshPage.$eval(row, shown));
+
+    // The page's clock ticks every second: the mark goes within a few
+    // seconds of RECENT_MS, on the same element, which stays focused.
+    await page.waitForFunction((sel) => !document.querySelector(sel)?.classList.contains('recent'),
+      row, { timeout: 20_000 });
+    assert.equal(await page.$eval(row, (tr) => tr.__shownBefore === true && document.activeElement === tr), true,
+      'the same element, still focused, unmarked');
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
