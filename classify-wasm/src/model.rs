@@ -105,26 +105,53 @@ pub fn objects<'n, 'a>(node: &'n Node<'a>, key: K) -> Read<&'n [Node<'a>]> {
     }
 }
 
-fn time(node: &Node<'_>, key: K) -> Read<Option<Time>> {
-    Ok(string(node, key)?.and_then(Time::parse))
+/// A time field: checked to be a string when read, parsed only when asked
+/// for, since most are never compared (a namespace's pods have thousands).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeText<'a>(Option<&'a str>);
+
+impl TimeText<'_> {
+    /// The instant; absent when missing or not a valid time (section 1).
+    pub fn get(self) -> Option<Time> {
+        self.0.and_then(Time::parse)
+    }
 }
 
-/// A string-to-string map (labels, annotations): every value must be a string.
-fn string_map<'n>(node: &'n Node<'_>, key: K) -> Read<Vec<(&'n str, &'n str)>> {
-    let Some(v) = field(node, key) else {
-        return Ok(Vec::new());
-    };
-    if !v.is_object() {
-        return Err(wrong(v, key.name(), "an object"));
+fn time<'a>(node: &'a Node<'a>, key: K) -> Read<TimeText<'a>> {
+    Ok(TimeText(string(node, key)?))
+}
+
+/// A string-to-string map (labels, annotations), checked when read (every
+/// value must be a string; a null one is absent, like an empty one) and
+/// looked up in place in the tree, not copied out of it.
+#[derive(Debug, Clone, Copy, Default)]
+struct StringMap<'a>(Option<&'a Node<'a>>);
+
+impl<'a> StringMap<'a> {
+    fn read(node: &'a Node<'a>, key: K) -> Read<Self> {
+        let Some(v) = field(node, key) else {
+            return Ok(StringMap(None));
+        };
+        if !v.is_object() {
+            return Err(wrong(v, key.name(), "an object"));
+        }
+        for (k, value) in v.entries() {
+            if !matches!(value.value, Value::Str(_) | Value::Plain(_) | Value::Null) {
+                return Err(wrong(value, &format!("{}.{k}", key.name()), "a string"));
+            }
+        }
+        Ok(StringMap(Some(v)))
     }
-    v.entries()
-        .map(|(k, value)| match &value.value {
-            Value::Str(s) | Value::Plain(s) => Ok((k, s.as_ref())),
-            // A null value is absent, like an empty one.
-            Value::Null => Ok((k, "")),
-            _ => Err(wrong(value, &format!("{}.{k}", key.name()), "a string")),
-        })
-        .collect()
+
+    /// The value of the first entry under `key`; absent when missing, null
+    /// or empty.
+    fn get(self, key: &str) -> Option<&'a str> {
+        let (_, value) = self.0?.entries().find(|(k, _)| same_free_key(k, key))?;
+        match &value.value {
+            Value::Str(s) | Value::Plain(s) => Some(s.as_ref()).filter(|s| !s.is_empty()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -140,19 +167,11 @@ pub struct Meta<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
     pub uid: &'a str,
-    labels: Vec<(&'a str, &'a str)>,
-    annotations: Vec<(&'a str, &'a str)>,
+    labels: StringMap<'a>,
+    annotations: StringMap<'a>,
     pub owners: Vec<OwnerRef<'a>>,
-    pub creation: Option<Time>,
+    pub creation: TimeText<'a>,
     pub deletion_timestamp: Option<&'a str>,
-}
-
-fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(k, _)| same_free_key(k, key))
-        .map(|(_, v)| *v)
-        .filter(|v| !v.is_empty())
 }
 
 impl<'a> Meta<'a> {
@@ -175,8 +194,8 @@ impl<'a> Meta<'a> {
             name: string(m, K::Name)?.unwrap_or(""),
             namespace: string(m, K::Namespace)?.unwrap_or(""),
             uid: string(m, K::Uid)?.unwrap_or(""),
-            labels: string_map(m, K::Labels)?,
-            annotations: string_map(m, K::Annotations)?,
+            labels: StringMap::read(m, K::Labels)?,
+            annotations: StringMap::read(m, K::Annotations)?,
             owners,
             creation: time(m, K::CreationTimestamp)?,
             deletion_timestamp: string(m, K::DeletionTimestamp)?,
@@ -185,11 +204,11 @@ impl<'a> Meta<'a> {
 
     /// A label's value; absent when missing or empty.
     pub fn label(&self, key: &str) -> Option<&'a str> {
-        lookup(&self.labels, key)
+        self.labels.get(key)
     }
 
     pub fn annotation(&self, key: &str) -> Option<&'a str> {
-        lookup(&self.annotations, key)
+        self.annotations.get(key)
     }
 
     /// The first owner reference with `controller: true`.
@@ -208,7 +227,7 @@ pub struct Condition<'a> {
     pub status: Option<&'a str>,
     pub reason: Option<&'a str>,
     pub message: Option<&'a str>,
-    pub last_transition: Option<Time>,
+    pub last_transition: TimeText<'a>,
 }
 
 impl<'a> Condition<'a> {
@@ -406,7 +425,7 @@ pub struct Terminated<'a> {
     pub reason: Option<&'a str>,
     pub message: Option<&'a str>,
     pub exit_code: i64,
-    pub finished_at: Option<Time>,
+    pub finished_at: TimeText<'a>,
 }
 
 #[derive(Debug, Clone, Default)]

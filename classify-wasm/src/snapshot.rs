@@ -1,7 +1,5 @@
 //! Section 2: a snapshot, or a kubectl dump read as one, turned into typed views.
 
-use std::collections::HashSet;
-
 use serde::{Deserialize, Serialize};
 
 use crate::model::{
@@ -212,7 +210,7 @@ impl<'a> Snapshot<'a> {
         snap.nodes.reserve_exact(nodes);
         // Only asked whether a key was seen, never iterated: a hash set, as
         // the B-tree's string compares of 18,000 UIDs cost more.
-        let mut seen: HashSet<(&str, &str, &str, &str)> = HashSet::with_capacity(read.len());
+        let mut seen: crate::hash::Set<(&str, &str, &str, &str)> = crate::hash::set(read.len());
         for (kind, read) in read {
             let meta = read.meta();
             // Same kind and UID, or without a UID the same kind, namespace and name: read once.

@@ -40,7 +40,7 @@ pub(super) fn findings_of<'p, 's: 'p, 'a: 's>(
                 pod: *p,
                 source: FindingSource::DisruptionTarget,
                 kind,
-                date: c.last_transition,
+                date: c.last_transition.get(),
                 detail: with_words("DisruptionTarget", &c.words()),
             });
         }
@@ -69,7 +69,7 @@ pub(super) fn findings_of<'p, 's: 'p, 'a: 's>(
                 pod: *p,
                 source: FindingSource::NodeContainer,
                 kind,
-                date: t.finished_at,
+                date: t.finished_at.get(),
                 detail,
             });
         }

@@ -1,11 +1,12 @@
 //! Section 4: what one classification reads. The [`Index`] is built once
 //! per snapshot; a [`Selection`] is what it read for one TrainJob.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::execution::current_execution;
 use super::findings::Finding;
 use super::keys::{counter, ADMISSION, JOBSET_NAME, JOB_ID, JOB_UID, RESTART_ATTEMPT, SUBMISSION};
+use crate::hash::{map, set, Map, Set};
 use crate::model::{JobSet, KubeNode, Pod, TrainJob, Workload};
 use crate::observation::Execution;
 use crate::snapshot::{Mode, Snapshot};
@@ -33,25 +34,25 @@ impl ReadPod<'_, '_> {
 /// building the index of a big dump. `nodes` stays ordered: a selection
 /// borrows it.
 pub(super) struct Index<'s, 'a> {
-    pub(super) jobsets: HashMap<(&'a str, &'a str), usize>,
-    pub(super) workloads: HashMap<(&'a str, &'a str), Vec<usize>>,
-    pub(super) pods_by_labels: HashMap<(&'a str, &'a str, &'a str), Vec<usize>>,
-    pub(super) pods_by_jobset: HashMap<(&'a str, &'a str), Vec<usize>>,
-    pub(super) captured: HashMap<&'a str, Vec<usize>>,
+    pub(super) jobsets: Map<(&'a str, &'a str), usize>,
+    pub(super) workloads: Map<(&'a str, &'a str), Vec<usize>>,
+    pub(super) pods_by_labels: Map<(&'a str, &'a str, &'a str), Vec<usize>>,
+    pub(super) pods_by_jobset: Map<(&'a str, &'a str), Vec<usize>>,
+    pub(super) captured: Map<&'a str, Vec<usize>>,
     pub(super) nodes: BTreeMap<&'a str, &'s KubeNode<'a>>,
-    pub(super) trainjob_uids: HashSet<&'a str>,
+    pub(super) trainjob_uids: Set<&'a str>,
 }
 
 impl<'s, 'a> Index<'s, 'a> {
     pub(super) fn new(snap: &'s Snapshot<'a>) -> Self {
         let mut ix = Index {
-            jobsets: HashMap::with_capacity(snap.jobsets.len()),
-            workloads: HashMap::with_capacity(snap.workloads.len()),
-            pods_by_labels: HashMap::new(),
-            pods_by_jobset: HashMap::new(),
-            captured: HashMap::new(),
+            jobsets: map(snap.jobsets.len()),
+            workloads: map(snap.workloads.len()),
+            pods_by_labels: map(0),
+            pods_by_jobset: map(0),
+            captured: map(0),
             nodes: BTreeMap::new(),
-            trainjob_uids: HashSet::with_capacity(snap.trainjobs.len()),
+            trainjob_uids: set(snap.trainjobs.len()),
         };
         for (i, js) in snap.jobsets.iter().enumerate() {
             ix.jobsets
@@ -158,8 +159,8 @@ impl<'s, 'a> Selection<'s, 'a> {
                     let better = match best {
                         None => true,
                         Some(b) => {
-                            (w.meta.creation, w.meta.name.as_bytes())
-                                > (b.meta.creation, b.meta.name.as_bytes())
+                            (w.meta.creation.get(), w.meta.name.as_bytes())
+                                > (b.meta.creation.get(), b.meta.name.as_bytes())
                         }
                     };
                     if better {
