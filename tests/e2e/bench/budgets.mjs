@@ -188,24 +188,12 @@ function timeChanges() {
 const ROWS = 'table.obs tbody tr';
 
 // Records the start of the first animation frame in which the page holds
-// `n` rows: the frame that paints them. The page's own requestAnimationFrame
-// loop sees every frame; Playwright's `polling: 'raf'` was measured to answer
-// up to 300 ms (several frames) late, on both pages alike, which was most of
-// this budget's noise.
-function firstFrameWithRows({ rows, n }) {
-  const check = () => {
-    if (document.querySelectorAll(rows).length >= n) {
-      window.__rowsAt = performance.now();
-      return;
-    }
-    requestAnimationFrame(check);
-  };
-  requestAnimationFrame(check);
-}
-
-// The same, as a script the stand-in puts first in both pages' head, for
-// `measurePaint`, with the page's errors: nothing is attached to the page
-// while it loads, so it keeps them itself, and says in its title that it is
+// JOBS rows (the frame that paints them) as `window.__rowsAt`, and the
+// page's errors. The stand-in puts it first in both pages' head. The page's
+// own requestAnimationFrame loop sees every frame; Playwright's `polling:
+// 'raf'` was measured to answer up to 300 ms (several frames) late, on both
+// pages alike. For `measurePaint` nothing is attached while the page loads,
+// so the page keeps its errors itself, and says in its title that it is
 // done (which the browser's HTTP endpoint lists without attaching).
 const PAINT_PROBE = `(() => {
   window.__errors = [];
@@ -276,9 +264,10 @@ async function measurePaint(label, url) {
   }
 }
 
-/** Opens `url` in a fresh browser (a first visit: no code cache) and returns
- * the time from navigation start to ROWS >= JOBS, the page's marks, and
- * optionally `CHANGES` change-to-repaint latencies.
+/** Opens `url` in a fresh browser (a first visit: no code cache) with
+ * Playwright attached and returns the time from navigation start to ROWS >=
+ * JOBS (as PAINT_PROBE records it), the page's marks, and optionally
+ * `CHANGES` change-to-repaint latencies.
  *
  * The browser is first left SETTLE_MS to start up: for about a second after
  * launch Chromium loads its own omnibox pages (chrome://omnibox-popup, in a
@@ -294,7 +283,6 @@ async function measure(label, url, { changes = false } = {}) {
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
     await page.addInitScript(timeChanges);
-    await page.addInitScript(firstFrameWithRows, { rows: ROWS, n: JOBS });
     await page.goto(url);
     const handle = await page.waitForFunction(() => window.__rowsAt ?? false, null,
       { timeout: 30_000 }).catch(() => null);
