@@ -17,6 +17,9 @@ export TRUNK_OFFLINE=true
 # Trunk's errors are readable without the backtraces this environment asks for.
 export RUST_BACKTRACE=0
 staging=target/web-dist
+# Trunk keeps wasm-bindgen's output directory between builds and copies its
+# snippets/ whole: a JS snippet the code no longer uses would stay in dist/.
+rm -rf target/wasm-bindgen/release/snippets
 trunk build --release --dist "$staging" "$@"
 mkdir -p dist
 changed=0
