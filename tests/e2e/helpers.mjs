@@ -20,6 +20,8 @@ export const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find
 /** The flags every browser of the tests and benchmarks runs with. */
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
+/** The size of every test's and benchmark's page. */
+export const VIEWPORT = { width: 1400, height: 900 };
 
 /** A fresh headless Chromium with its own profile directory. */
 export async function launch() {
@@ -27,7 +29,7 @@ export async function launch() {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    viewport: { width: 1400, height: 900 },
+    viewport: VIEWPORT,
     args: CHROMIUM_ARGS,
   });
   const close = async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); };
@@ -90,7 +92,7 @@ export async function serveDist(api, pages = {}, { headScript } = {}) {
       res.writeHead(200, { 'content-type': pages[path].type, 'cache-control': 'no-store' });
       return res.end(pages[path].body);
     }
-    if (path === '/' || !extname(path)) {
+    if (path === '/' || path === '/index.html' || !extname(path)) {
       res.writeHead(200, { 'content-type': TYPES['.html'], 'content-security-policy': policy,
         'x-content-type-options': 'nosniff' });
       return res.end(index);

@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { launch, watchErrors, startServer, serveDist, DIST, CHROMIUM, CHROMIUM_ARGS } from '../helpers.mjs';
+import { launch, watchErrors, startServer, serveDist, DIST, CHROMIUM, CHROMIUM_ARGS, VIEWPORT } from '../helpers.mjs';
 
 const { values: args } = parseArgs({ options: {
   rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
@@ -224,7 +224,7 @@ const PAINT_PROBE = `(() => {
  * that wait was in both first paints, and no user has it. */
 async function measurePaint(label, url) {
   const profile = mkdtempSync(join(tmpdir(), 'dd-chromium-'));
-  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, '--headless', '--window-size=1400,900',
+  const child = spawn(CHROMIUM, [...CHROMIUM_ARGS, '--headless', `--window-size=${VIEWPORT.width},${VIEWPORT.height}`,
     `--user-data-dir=${profile}`, '--remote-debugging-port=0', 'about:blank'], { stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
   let browser;
