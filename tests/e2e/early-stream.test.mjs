@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
 
 const rows = 'table.obs tbody tr';
-const snapshot = cases().find((c) => c.name === 'complete').snapshot;
+const complete = cases().find((c) => c.name === 'complete');
+const { snapshot } = complete;
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -15,9 +16,11 @@ after(async () => { await browser?.close(); });
 
 /** A stand-in that answers the namespace list and the session, and on each
  * `snapshots` request sends the snapshot and then `changes` change events;
- * it records each stream's open and close. */
-function standIn({ changes = 0 } = {}) {
+ * it records each stream's open and close. With `held`, each stream's
+ * snapshot waits for `release()`. */
+function standIn({ changes = 0, held = false } = {}) {
   const streams = [];
+  const waiting = [];
   const api = (req, res, path) => {
     const json = (body) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
     if (path === '/api/v1/namespaces') return json({ namespaces: ['team-a'], allNamespaces: false });
@@ -27,15 +30,22 @@ function standIn({ changes = 0 } = {}) {
       streams.push(stream);
       req.on('close', () => { stream.closed = true; });
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
-      for (let i = 0; i < changes; i++) {
-        res.write(`id: ${i + 2}\nevent: change\ndata: {"upserts":[],"deletes":[]}\n\n`);
-      }
+      // The headers now, so that the stream is open while the snapshot waits.
+      res.flushHeaders();
+      const send = () => {
+        res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
+        for (let i = 0; i < changes; i++) {
+          res.write(`id: ${i + 2}\nevent: change\ndata: {"upserts":[],"deletes":[]}\n\n`);
+        }
+      };
+      if (held) waiting.push(send);
+      else send();
       return;
     }
     res.writeHead(404); res.end();
   };
-  return { api, streams };
+  const release = () => { for (const send of waiting.splice(0)) send(); };
+  return { api, streams, release };
 }
 
 async function until(what, check, ms = 30_000) {
@@ -58,6 +68,33 @@ test('the app takes over the stream index.html opened: one request, and the rows
     assert.equal(stand.streams.length, 1, 'one stream, not a second one opened by the app');
     assert.equal(stand.streams[0].closed, false);
     assert.equal(await page.evaluate(() => window.__ddEarlyStream), undefined, 'taken');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+// The table is drawn before the first snapshot comes (web/src/ui/live.rs):
+// the snapshot's task then only fills its body in, instead of also
+// building the counts, the filters and the table around it.
+test('the empty table waits for the first snapshot, which fills that same table in', { timeout: 60_000 }, async () => {
+  const stand = standIn({ held: true });
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  try {
+    await page.goto(`${site.url}/?ns=team-a`);
+    await until('the stream was opened', () => stand.streams.length === 1);
+    await page.waitForSelector('table.obs thead', { timeout: 30_000 });
+    assert.equal(await page.locator('#loading').textContent(), 'Waiting for the first snapshot…');
+    assert.equal(await page.locator(rows).count(), 0);
+    await page.evaluate(() => { document.querySelector('table.obs').dataset.before = 'yes'; });
+    stand.release();
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    assert.equal(await page.locator(rows).count(), complete.expected.length);
+    assert.equal(await page.locator('table.obs').getAttribute('data-before'), 'yes', 'the table drawn before the snapshot');
+    assert.equal(await page.locator('#loading').count(), 0);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -658,11 +658,15 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 None => view! { <p class="muted">"Loading…"</p> }.into_any(),
             };
         }
-        if !live.loaded.get() {
-            return view! { <p class="muted" id="loading">"Waiting for the first snapshot…"</p> }
-                .into_any();
-        }
+        // The table is drawn, empty, before the first snapshot comes (not
+        // in the same task as its rows): the snapshot then only fills it in.
+        let waiting = move || {
+            (!live.loaded.get()).then(|| {
+                view! { <p class="muted" id="loading">"Waiting for the first snapshot…"</p> }
+            })
+        };
         view! {
+            {waiting}
             <Bar counts=counts />
             <Filters shown=shown total=total />
             <Table rows=rows now=now on_open=open />
