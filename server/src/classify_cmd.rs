@@ -61,7 +61,7 @@ pub enum Error {
 }
 
 /// The input named by `file`, read whole.
-fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), Error> {
+fn read_input(file: Option<&PathBuf>) -> Result<(String, Bytes), Error> {
     match file {
         Some(path) if path.as_os_str() != "-" => {
             let name = path.display().to_string();
@@ -80,32 +80,63 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), Error> {
                     source_name: "<stdin>".into(),
                     error,
                 })?;
-            Ok(("<stdin>".into(), bytes))
+            Ok(("<stdin>".into(), Bytes::Heap(bytes)))
         }
     }
 }
 
-/// Below this size a file is read by one thread: a second one would cost
-/// more to start than it saves.
+/// An input's bytes: on the heap, or, for a big file, in a mapping of
+/// its own (see [`read_file`]).
+enum Bytes {
+    Heap(Vec<u8>),
+    Mapped(memmap2::MmapMut),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Heap(bytes) => bytes,
+            Bytes::Mapped(bytes) => bytes,
+        }
+    }
+}
+
+/// Below this size a file is read by one thread into the heap: a second
+/// thread and a mapping would cost more to set up than they save.
 const PARALLEL_READ_MIN: u64 = 4 << 20;
 
 /// A file's bytes, like `std::fs::read`. A big regular file is read by two
-/// threads, each copying one half into its half of the buffer: the copy out
-/// of the page cache and the faults of the fresh buffer's pages are most of
-/// the cost of reading a dump, and they split over two cores.
+/// threads, each copying one half into its half of a buffer, and that
+/// buffer is an anonymous mapping that asks the kernel for huge pages: the
+/// copy out of the page cache and the faults of the fresh buffer's pages
+/// are most of the cost of reading a dump. Two threads split the copy over
+/// two cores, and 2 MiB pages take a 69 MB dump's 17,000 page faults down
+/// to about 35. Without huge pages (or with the advice refused) the mapping
+/// is an ordinary one. No file is mapped, so the bytes cannot change under
+/// the parser.
 #[cfg(unix)]
-fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+fn read_file(path: &std::path::Path) -> std::io::Result<Bytes> {
     use std::os::unix::fs::FileExt;
 
     let file = std::fs::File::open(path)?;
     let metadata = file.metadata()?;
+    let heap = || std::fs::read(path).map(Bytes::Heap);
     let Ok(len) = usize::try_from(metadata.len()) else {
-        return std::fs::read(path);
+        return heap();
     };
     if !metadata.is_file() || metadata.len() < PARALLEL_READ_MIN {
-        return std::fs::read(path);
+        return heap();
     }
-    let mut bytes = vec![0u8; len];
+    let Ok(mut bytes) = memmap2::MmapMut::map_anon(len) else {
+        return heap();
+    };
+    #[cfg(target_os = "linux")]
+    {
+        // Only advice: refused, the pages are small ones.
+        let _ = bytes.advise(memmap2::Advice::HugePage);
+    }
     let half = len / 2;
     let (front, back) = bytes.split_at_mut(half);
     let halves = std::thread::scope(|scope| {
@@ -130,18 +161,22 @@ fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
             let mut tail = &file;
             std::io::Seek::seek(&mut tail, std::io::SeekFrom::Start(len as u64))?;
             tail.read_to_end(&mut rest)?;
-            bytes.extend_from_slice(&rest);
-            Ok(bytes)
+            if rest.is_empty() {
+                return Ok(Bytes::Mapped(bytes));
+            }
+            let mut whole = bytes.to_vec();
+            whole.extend_from_slice(&rest);
+            Ok(Bytes::Heap(whole))
         }
         // It shrank (or a half failed): read it again the plain way, so that
         // the bytes, or the error, are what `std::fs::read` gives.
-        Err(_) => std::fs::read(path),
+        Err(_) => heap(),
     }
 }
 
 #[cfg(not(unix))]
-fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    std::fs::read(path)
+fn read_file(path: &std::path::Path) -> std::io::Result<Bytes> {
+    std::fs::read(path).map(Bytes::Heap)
 }
 
 /// Runs the subcommand and renders its output as text.
