@@ -150,8 +150,9 @@ impl<'a> Parsed<'a> {
 
 /// An observation with its trace's `attempts` (every execution of a TrainJob,
 /// newest first, each with its own section-7 cause), without the rest of the
-/// trace: what a table of many objects needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// trace: what a table of many objects needs. As JSON,
+/// `{"observation":…,"attempts":[…]}` (see [`classified_rows_json`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Attempted {
     pub observation: Observation,
     pub attempts: Vec<AttemptTrace>,
@@ -161,6 +162,19 @@ pub struct Attempted {
 /// exactly [`classify`]'s.
 pub fn classify_with_attempts(input: &str, options: Options) -> Result<Vec<Attempted>, InputError> {
     Parsed::new(input)?.classify_with_attempts(options)
+}
+
+/// [`classify_with_attempts`] written as one line of JSON, an array of
+/// [`Attempted`] in the engine's order: the dashboard stream's `rows` event,
+/// which the page draws before it has classified the snapshot itself
+/// (`classify --output attempts-json` prints the same values, indented).
+/// Read back with
+/// `serde_json::from_str::<Vec<Attempted>>`.
+pub fn classified_rows_json(input: &str, options: Options) -> Result<String, InputError> {
+    let rows = classify_with_attempts(input, options)?;
+    // Only strings, numbers, booleans and derived structs: nothing that
+    // serde_json can refuse to write.
+    Ok(serde_json::to_string(&rows).unwrap_or_default())
 }
 
 /// Classifies a snapshot or a kubectl dump (JSON or YAML).

@@ -1,7 +1,9 @@
 //! `dispatch-dash classify`: a snapshot or kubectl dump in, observations out,
 //! as JSON, a kubectl-style table, explanations for a person to read
-//! (`explain`, rendered by the engine's `explanations_text`), or the same
-//! explanation values as JSON (`explain-json`, what the wasm `explain` returns).
+//! (`explain`, rendered by the engine's `explanations_text`), the same
+//! explanation values as JSON (`explain-json`, what the wasm `explain`
+//! returns), or each observation with its attempts (`attempts-json`, the
+//! values of the dashboard stream's `rows` event).
 //!
 //! Bad input exits with status 2 and one line on stderr:
 //! `error: <source>:<line>:<column>: <what is wrong>`.
@@ -25,6 +27,10 @@ pub enum Output {
     /// The explanation values (observation and trace) as JSON, exactly what
     /// the wasm `explain` returns, for scripts.
     ExplainJson,
+    /// Each observation with its TrainJob's attempts (every execution,
+    /// newest first, with its cause) as JSON: the values of the dashboard
+    /// stream's `rows` event.
+    AttemptsJson,
 }
 
 #[derive(Debug, clap::Args)]
@@ -210,6 +216,11 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
         Output::Explain => parsed
             .explain(options)
             .map(|explained| classify_wasm::explanations_text(&explained)),
+        Output::AttemptsJson => parsed.classify_with_attempts(options).map(|rows| {
+            let mut text = serde_json::to_string_pretty(&rows).unwrap_or_default();
+            text.push('\n');
+            text
+        }),
         Output::ExplainJson => parsed.explain(options).map(|explained| {
             let mut text = serde_json::to_string_pretty(&explained).unwrap_or_default();
             text.push('\n');

@@ -204,6 +204,46 @@ fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
     assert_bad_input(&bad, "error: <stdin>:1:2: ");
 }
 
+/// `--output attempts-json` is the values of the dashboard stream's `rows`
+/// event: each observation, in the engine's order, with its attempts, and
+/// the attempts are the explanation's.
+#[test]
+fn attempts_json_is_the_rows_events_values() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let input = case["snapshot"].to_string();
+    let out = classify_stdin(input.as_bytes(), &["--output", "attempts-json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Vec<classify_wasm::Attempted> =
+        serde_json::from_slice(&out.stdout).expect("JSON output");
+    let rows: Vec<classify_wasm::Attempted> = serde_json::from_str(
+        &classify_wasm::classified_rows_json(&input, Default::default()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(printed, rows);
+    let observations: Vec<_> = printed.iter().map(|r| r.observation.clone()).collect();
+    assert_eq!(
+        serde_json::to_value(&observations).unwrap(),
+        case["expected"]
+    );
+    let explained = classify_wasm::explain(&input, Default::default()).unwrap();
+    assert_eq!(printed[0].attempts, explained[0].trace.attempts);
+    assert!(printed[0].attempts.len() > 2, "{:?}", printed[0].attempts);
+
+    let bad = classify_stdin(b"[\"a\"]", &["-o", "attempts-json"]);
+    assert_bad_input(&bad, "error: <stdin>:1:2: ");
+}
+
 /// Issue 10's job restarted twice: all three causes, newest first, in both
 /// explanation outputs.
 #[test]
