@@ -318,6 +318,7 @@ async fn snapshot_plus_changes_reproduce_the_snapshot_and_classify_the_same_offl
         SseReader::open(addr, &format!("/api/v1/namespaces/{NS}/snapshots"), &[]).await;
     let first = stream.next(5).await.expect("snapshot event");
     assert_eq!(first.event, "snapshot");
+    assert_eq!(stream.rows_checked, 1, "the snapshot came after its rows");
     let mut held = first.json();
     let mut last_id: u64 = first.id.as_deref().unwrap().parse().unwrap();
     let mut changes = 0;
@@ -382,6 +383,8 @@ async fn snapshot_plus_changes_reproduce_the_snapshot_and_classify_the_same_offl
     )
     .await;
     assert_eq!(fresh.next(5).await.expect("snapshot").event, "snapshot");
+    assert_eq!(fresh.rows_checked, 1, "a new start has its rows");
+    assert_eq!(resumed.rows_checked, 0, "a resume has none");
     drop((resumed, fresh));
     server.shutdown().await.expect("shutdown");
 }

@@ -32,7 +32,7 @@ use super::auth::{self, AuthMode, Authenticator, Identity};
 use super::health::WatchState;
 use super::history::{self, HistoryKey};
 use super::hosts::HostPolicy;
-use super::hub::{encode_event, Frame, Hub, JobNews, LiveFrames};
+use super::hub::{encode_event, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
 use super::session::{self, SessionStore};
@@ -866,7 +866,8 @@ async fn revoked(access: &mut Option<AccessWatch>) {
 }
 
 struct SnapshotStream {
-    backlog: VecDeque<Frame>,
+    /// The start: a `rows` and a `snapshot` event, or a resume's changes.
+    backlog: VecDeque<Bytes>,
     live: LiveFrames,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
@@ -893,7 +894,9 @@ async fn snapshots(
         .ok_or(AppError::NamespaceNotWatched)?;
     let hub = state.hub.clone();
     let stream = SnapshotStream {
-        backlog: subscription.backlog.into(),
+        backlog: (subscription.rows.into_iter())
+            .chain(subscription.backlog.into_iter().map(|frame| frame.bytes))
+            .collect(),
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
@@ -903,8 +906,8 @@ async fn snapshots(
     let body = futures::stream::unfold(stream, move |mut s| {
         let hub = hub.clone();
         async move {
-            if let Some(frame) = s.backlog.pop_front() {
-                return Some((Ok::<Bytes, Infallible>(frame.bytes), s));
+            if let Some(bytes) = s.backlog.pop_front() {
+                return Some((Ok::<Bytes, Infallible>(bytes), s));
             }
             tokio::select! {
                 received = s.live.recv() => match received {

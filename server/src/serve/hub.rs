@@ -100,8 +100,42 @@ struct NamespaceStream {
     /// Bytes of the frames in `ring`.
     ring_bytes: usize,
     tx: broadcast::Sender<Frame>,
-    /// The last `snapshot` event built, by the version it was built at.
-    snapshot: Option<(u64, Bytes)>,
+    /// The last start built (a `snapshot` event and its `rows`).
+    start: Option<StartFrames>,
+}
+
+/// How a stream starts at one version: the `rows` event, when there is
+/// one, then the `snapshot` event. The `rows` frame has no id, so a client
+/// that drops before the snapshot resumes from no id, or the one it had,
+/// and gets a start again rather than the changes after a snapshot it never
+/// received.
+#[derive(Debug, Clone)]
+struct StartFrames {
+    version: u64,
+    rows: Option<Bytes>,
+    snapshot: Bytes,
+}
+
+impl StartFrames {
+    fn of(version: u64, snapshot: &str) -> StartFrames {
+        StartFrames {
+            version,
+            rows: view::namespace_rows(snapshot).map(|rows| encode_event(None, "rows", &rows)),
+            snapshot: encode_event(Some(version), "snapshot", snapshot),
+        }
+    }
+
+    fn subscription(&self, live: LiveFrames) -> Subscription {
+        Subscription {
+            rows: self.rows.clone(),
+            backlog: vec![Frame {
+                id: self.version,
+                bytes: self.snapshot.clone(),
+                born: Instant::now(),
+            }],
+            live,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -116,6 +150,10 @@ struct Streams {
 /// What a `snapshots` subscriber gets: a start, then live frames.
 #[derive(Debug)]
 pub struct Subscription {
+    /// The `rows` event to send before a `snapshot` backlog (none before a
+    /// resume's `change` events): the snapshot's observations, classified
+    /// by the engine here, for the page to draw first.
+    pub rows: Option<Bytes>,
     /// Frames to send first: a `snapshot` event, or the missed `change`
     /// events of a resume.
     pub backlog: Vec<Frame>,
@@ -621,20 +659,20 @@ impl Hub {
 
     /// Subscribes to a namespace's dashboard stream. With `last_event_id`
     /// inside the ring, the backlog is the missed `change` frames; otherwise
-    /// it is one `snapshot` frame, shared with every subscriber at the same
-    /// namespace version. `None`, with nothing allocated, when the namespace
+    /// it is one `snapshot` frame, with its `rows` before it, both shared
+    /// with every subscriber at the same namespace version. `None`, with nothing allocated, when the namespace
     /// is not watched ([`Hub::watches`]).
     pub fn subscribe_snapshots(
         self: &Arc<Self>,
         namespace: &str,
         last_event_id: Option<u64>,
     ) -> Option<Subscription> {
-        let mut streams = lock(&self.streams);
+        let mut guard = lock(&self.streams);
         let store = read(&self.store);
         if !self.watches_in(&store, namespace) {
             return None;
         }
-        let streams = &mut *streams;
+        let streams = &mut *guard;
         let stream = match streams.by_namespace.entry(namespace.to_string()) {
             Entry::Occupied(entry) => entry.into_mut(),
             Entry::Vacant(entry) => {
@@ -657,31 +695,35 @@ impl Hub {
                     .filter(|f| f.id > resume_from)
                     .cloned()
                     .collect();
-                return Some(Subscription { backlog, live });
+                return Some(Subscription {
+                    rows: None,
+                    backlog,
+                    live,
+                });
             }
         }
         let version = stream.version;
-        let bytes = match &stream.snapshot {
-            Some((built_at, bytes)) if *built_at == version => bytes.clone(),
-            _ => {
-                let header = SnapshotHeader {
-                    mode: self.mode,
-                    nodes_readable: store.nodes_readable(),
-                };
-                let text = view::namespace_snapshot(&store, header, namespace);
-                let bytes = encode_event(Some(version), "snapshot", &text);
-                stream.snapshot = Some((version, bytes.clone()));
-                bytes
-            }
+        if let Some(start) = stream.start.as_ref().filter(|s| s.version == version) {
+            return Some(start.subscription(live));
+        }
+        let header = SnapshotHeader {
+            mode: self.mode,
+            nodes_readable: store.nodes_readable(),
         };
-        Some(Subscription {
-            backlog: vec![Frame {
-                id: version,
-                bytes,
-                born: Instant::now(),
-            }],
-            live,
-        })
+        let text = view::namespace_snapshot(&store, header, namespace);
+        drop(store);
+        drop(guard);
+        // Classified with no lock held: for a big namespace it takes tens of
+        // milliseconds, which neither the watches nor the other streams
+        // wait for. The text is the namespace at `version`, and `live`
+        // gets every frame after it.
+        let start = StartFrames::of(version, &text);
+        if let Some(stream) = lock(&self.streams).by_namespace.get_mut(namespace) {
+            if stream.version == version {
+                stream.start = Some(start.clone());
+            }
+        }
+        Some(start.subscription(live))
     }
 
     /// Frees the namespace's stream when it has no subscriber and the
@@ -718,7 +760,7 @@ fn new_stream(id: u64) -> NamespaceStream {
         ring: VecDeque::new(),
         ring_bytes: 0,
         tx: broadcast::channel(CLIENT_BACKLOG).0,
-        snapshot: None,
+        start: None,
     }
 }
 

@@ -119,6 +119,87 @@ fn subscribers_at_one_namespace_version_share_one_snapshot_copy() {
     assert!(text.contains("a-s2") && !text.contains("b-s2"), "{text}");
 }
 
+/// The data line of one encoded event.
+fn data_of(bytes: &[u8]) -> String {
+    let text = std::str::from_utf8(bytes).expect("UTF-8");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .expect("a data line");
+    line.to_string()
+}
+
+/// A snapshot start sends the snapshot's rows first: the engine's
+/// classification of exactly that snapshot, with no event id, shared like
+/// the snapshot. A resume sends none.
+#[test]
+fn a_snapshot_start_has_its_rows_first_and_a_resume_has_none() {
+    let hub = hub_of_all(&["team-a"], StoreLimits::default());
+    upsert(&hub, trainjob("team-a", "a-s1", 0));
+    let first = hub.subscribe_snapshots("team-a", None).expect("watched");
+    let rows = first.rows.clone().expect("rows before a snapshot");
+    assert!(
+        rows.starts_with(b"event: rows\ndata: ") && rows.ends_with(b"\n\n"),
+        "one event with no id: {rows:?}"
+    );
+    let snapshot = data_of(&first.backlog[0].bytes);
+    let data = data_of(&rows);
+    assert_eq!(
+        data,
+        classify_wasm::classified_rows_json(&snapshot, Default::default()).unwrap()
+    );
+    let parsed: Vec<classify_wasm::Attempted> = serde_json::from_str(&data).unwrap();
+    assert_eq!(parsed.len(), 1);
+    assert_eq!(parsed[0].observation.object.name, "a-s1");
+
+    let second = hub.subscribe_snapshots("team-a", None).expect("watched");
+    assert_eq!(
+        second.rows.as_ref().map(|r| r.as_ptr()),
+        Some(rows.as_ptr()),
+        "one copy at one version"
+    );
+
+    upsert(&hub, trainjob("team-a", "a-s2", 0));
+    let resumed = hub
+        .subscribe_snapshots("team-a", Some(first.backlog[0].id))
+        .expect("watched");
+    assert_eq!(start(&resumed).0, "change");
+    assert!(resumed.rows.is_none(), "a resume has no rows");
+    let fresh = hub.subscribe_snapshots("team-a", None).expect("watched");
+    let names: Vec<String> =
+        serde_json::from_str::<Vec<classify_wasm::Attempted>>(&data_of(&fresh.rows.unwrap()))
+            .unwrap()
+            .into_iter()
+            .map(|r| r.observation.object.name)
+            .collect();
+    assert_eq!(names, ["a-s1", "a-s2"]);
+}
+
+/// The rows are not sent when they would be longer than the snapshot (the
+/// bound on a start) and than the floor; the snapshot alone still starts
+/// the stream.
+#[test]
+fn rows_longer_than_their_snapshot_are_not_sent() {
+    let items: Vec<String> = (0..2000)
+        .map(|i| {
+            format!(
+                r#"{{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{{"name":"t{i}","namespace":"n","uid":"u{i}"}}}}"#
+            )
+        })
+        .collect();
+    let snapshot = format!(r#"{{"kind":"Snapshot","items":[{}]}}"#, items.join(","));
+    let rows = classify_wasm::classified_rows_json(&snapshot, Default::default()).unwrap();
+    assert!(
+        rows.len() > snapshot.len() && rows.len() > view::ROWS_FLOOR,
+        "{} {}",
+        rows.len(),
+        snapshot.len()
+    );
+    assert_eq!(view::namespace_rows(&snapshot), None);
+    let padded = format!("{}{}", snapshot, " ".repeat(rows.len()));
+    assert_eq!(view::namespace_rows(&padded), Some(rows));
+}
+
 #[tokio::test]
 async fn a_stream_is_freed_when_it_has_no_subscriber_and_no_object() {
     let hub = Arc::new(Hub::new(

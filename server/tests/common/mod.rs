@@ -212,10 +212,17 @@ impl SseEvent {
 }
 
 /// Reads an SSE response event by event.
+///
+/// A `rows` event is checked, not returned: it must come right before a
+/// `snapshot`, and be the engine's classification of exactly that
+/// snapshot. Every test that reads a dashboard stream checks that.
 pub struct SseReader {
     pub status: StatusCode,
     body: Incoming,
     buffer: String,
+    rows: Option<String>,
+    /// Snapshots that came with their `rows`, checked.
+    pub rows_checked: usize,
 }
 
 impl SseReader {
@@ -225,6 +232,8 @@ impl SseReader {
             status: response.status(),
             body: response.into_body(),
             buffer: String::new(),
+            rows: None,
+            rows_checked: 0,
         }
     }
 
@@ -252,9 +261,24 @@ impl SseReader {
                         is_event = true;
                     }
                 }
-                if is_event {
-                    return Some(event);
+                if !is_event {
+                    continue;
                 }
+                if event.event == "rows" {
+                    assert_eq!(event.id, None, "a rows event has no id");
+                    assert!(self.rows.is_none(), "two rows events in a row");
+                    self.rows = Some(event.data);
+                    continue;
+                }
+                if let Some(rows) = self.rows.take() {
+                    assert_eq!(event.event, "snapshot", "rows not followed by a snapshot");
+                    let classified =
+                        classify_wasm::classified_rows_json(&event.data, Default::default())
+                            .expect("the snapshot classifies");
+                    assert!(rows == classified, "the rows are not the snapshot's");
+                    self.rows_checked += 1;
+                }
+                return Some(event);
             }
             let frame = tokio::time::timeout_at(deadline, self.body.frame())
                 .await
