@@ -4,7 +4,7 @@
 // buffered events or 30 s, so what it holds is bounded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, watchErrors, serveDist, cases } from './helpers.mjs';
+import { launch, watchErrors, serveDist, cases, rowsEventData } from './helpers.mjs';
 
 const rows = 'table.obs tbody tr';
 const complete = cases().find((c) => c.name === 'complete');
@@ -17,8 +17,9 @@ after(async () => { await browser?.close(); });
 /** A stand-in that answers the namespace list and the session, and on each
  * `snapshots` request sends the snapshot and then `changes` change events;
  * it records each stream's open and close. With `held`, each stream's
- * snapshot waits for `release()`. */
-function standIn({ changes = 0, held = false } = {}) {
+ * snapshot waits for `release()`; with `rows`, that `rows` event comes
+ * first, at once. */
+function standIn({ changes = 0, held = false, rows: rowsData = null } = {}) {
   const streams = [];
   const waiting = [];
   const api = (req, res, path) => {
@@ -32,6 +33,7 @@ function standIn({ changes = 0, held = false } = {}) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       // The headers now, so that the stream is open while the snapshot waits.
       res.flushHeaders();
+      if (rowsData) res.write(`event: rows\ndata: ${rowsData}\n\n`);
       const send = () => {
         res.write(`id: 1\nevent: snapshot\ndata: ${JSON.stringify(snapshot)}\n\n`);
         for (let i = 0; i < changes; i++) {
@@ -95,6 +97,46 @@ test('the empty table waits for the first snapshot, which fills that same table 
     assert.equal(await page.locator(rows).count(), complete.expected.length);
     assert.equal(await page.locator('table.obs').getAttribute('data-before'), 'yes', 'the table drawn before the snapshot');
     assert.equal(await page.locator('#loading').count(), 0);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+    await site.close();
+  }
+});
+
+// The server's `rows` event (the engine's classification of the snapshot
+// that follows) is drawn while the snapshot is still on its way; the
+// snapshot, once loaded, keeps every row it drew (the table is not drawn
+// again), and only then are explanations and the download there.
+test('the rows event is drawn before its snapshot, which keeps every row element', { timeout: 60_000 }, async () => {
+  const stand = standIn({ held: true, rows: rowsEventData(snapshot) });
+  const site = await serveDist(stand.api);
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  try {
+    await page.goto(`${site.url}/?ns=team-a`);
+    await until('the rows are drawn', async () => (await page.locator(rows).count()) === complete.expected.length);
+    assert.match(await page.locator('#loading').textContent(), /^The server's classification: loading the snapshot/);
+    assert.equal(await page.locator('#download').isDisabled(), true, 'nothing to download yet');
+    const early = await page.locator(rows).evaluateAll((trs) => trs.map((tr, i) => {
+      tr.dataset.early = String(i);
+      return [tr.dataset.key, tr.dataset.state, tr.dataset.cause, tr.cells[9].textContent];
+    }));
+    assert.deepEqual(early.map(([, state, cause, detail]) => [state, cause, detail]),
+      complete.expected.map((o) => [o.state, o.cause.kind, o.cause.detail]));
+    const draws = () => page.evaluate(() => new Promise((done) => {
+      // After two frames, so that an effect the load set off has run.
+      requestAnimationFrame(() => requestAnimationFrame(() => done(performance.getEntriesByName('dd:rows-drawn').length)));
+    }));
+    const drawnBefore = await draws();
+    stand.release();
+    await until('the snapshot is loaded', async () => (await page.locator('#loading').count()) === 0);
+    assert.equal(await draws(), drawnBefore, 'the snapshot drew no row again');
+    const after = await page.locator(rows).evaluateAll((trs) => trs.map((tr) => [tr.dataset.early,
+      [tr.dataset.key, tr.dataset.state, tr.dataset.cause, tr.cells[9].textContent]]));
+    assert.deepEqual(after.map(([i]) => i), early.map((_, i) => String(i)), 'the same elements, in the same order');
+    assert.deepEqual(after.map(([, row]) => row), early);
+    assert.equal(await page.locator('#download').isDisabled(), false);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -2,10 +2,10 @@
 // the real dispatch-dash binary, and a small static server of dist/ (with the
 // same headers as the binary) for the pages that need no API.
 import { chromium } from 'playwright-core';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname, extname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,23 @@ export async function shot(page, name) {
 export function cases() {
   return readdirSync(CASES).filter((f) => f.endsWith('.json')).sort()
     .map((f) => JSON.parse(readFileSync(join(CASES, f), 'utf8')));
+}
+
+/** The data of the stream's `rows` event for `snapshot`, as `serve` makes
+ * it: the engine's classification of that snapshot, each observation with
+ * its attempts, on one line (`classify --output attempts-json` of the real
+ * binary prints the same values). */
+export function rowsEventData(snapshot) {
+  const dir = mkdtempSync(join(tmpdir(), 'dd-rows-'));
+  try {
+    const file = join(dir, 'snapshot.json');
+    writeFileSync(file, JSON.stringify(snapshot));
+    const out = execFileSync(BINARY, ['classify', '--output', 'attempts-json', file],
+      { maxBuffer: 256 << 20, encoding: 'utf8' });
+    return JSON.stringify(JSON.parse(out));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',

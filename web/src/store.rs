@@ -118,9 +118,10 @@ pub struct Row {
     /// Milliseconds (the caller's clock) of the last change; `None` for rows
     /// as first loaded.
     pub changed_at: Option<f64>,
-    /// Unique among the rows of every store of the page (a new snapshot's
-    /// rows never take an earlier store's revisions), and new whenever the
-    /// observation changes: the table's key.
+    /// Unique among the rows of the page, and new whenever the observation
+    /// changes: the table's key. A new store's row takes an earlier store's
+    /// only as the same allocation, when the two are the same
+    /// ([`Store::keep_rows_of`]).
     pub revision: u64,
 }
 
@@ -549,6 +550,35 @@ impl Store {
         };
         store.insert_rows(classified);
         Ok(store)
+    }
+
+    /// A store of rows the server classified: the stream's `rows` event,
+    /// the engine's [`classify_wasm::classified_rows_json`] of the snapshot
+    /// that follows it. The table shows them until that snapshot is loaded
+    /// ([`Store::load`], then [`Store::keep_rows_of`]). It has no index:
+    /// explanations, objects and changes wait for the snapshot.
+    pub fn of_rows(text: &str) -> Result<Store, serde_json::Error> {
+        let classified: Vec<Attempted> = serde_json::from_str(text)?;
+        let mut store = Store::default();
+        store.insert_rows(classified);
+        Ok(store)
+    }
+
+    /// Takes `earlier`'s row wherever it is the same as this store's (the
+    /// same observation, attempts and time of change): the same allocation,
+    /// so the table keeps its element and draws nothing again. A snapshot
+    /// loaded after its `rows` keeps every row they drew.
+    pub fn keep_rows_of(&mut self, earlier: &Store) {
+        for row in self.rows.values_mut() {
+            if let Some(old) = earlier.row(&row.key) {
+                let same = old.observation == row.observation
+                    && old.attempts == row.attempts
+                    && old.changed_at == row.changed_at;
+                if same {
+                    *row = old.clone();
+                }
+            }
+        }
     }
 
     fn insert_rows(&mut self, classified: Vec<Attempted>) {
@@ -1075,7 +1105,8 @@ mod tests {
     fn a_new_store_never_reuses_the_revisions_of_an_earlier_one() {
         // The table keeps an element while its revision is shown: a store
         // loaded after a reconnect must not take the old rows' revisions,
-        // or the old elements (and their old text) would stay.
+        // or the old elements (and their old text) would stay. (Only
+        // `keep_rows_of` hands a row on, and only one that is the same.)
         let text = case("complete")["snapshot"].to_string();
         let revisions = |s: &Store| -> std::collections::HashSet<u64> {
             s.rows().map(|r| r.revision).collect()
@@ -1089,6 +1120,69 @@ mod tests {
             "unique within one"
         );
         assert!(revisions(&first).is_disjoint(&revisions(&second)));
+    }
+
+    /// The stream's `rows` event shows exactly the rows its snapshot's load
+    /// makes, on every golden case; loaded after them, the snapshot keeps
+    /// every one of their allocations (the table draws nothing again), and
+    /// a row that differs is drawn anew.
+    #[test]
+    fn the_servers_rows_are_the_snapshots_and_its_load_keeps_them() {
+        let content = |s: &Store| -> Vec<(ItemKey, Observation, AttemptsSummary, Option<f64>)> {
+            s.rows()
+                .map(|r| {
+                    let r = &**r;
+                    (
+                        r.key.clone(),
+                        r.observation.clone(),
+                        r.attempts.clone(),
+                        r.changed_at,
+                    )
+                })
+                .collect()
+        };
+        let mut seen = 0;
+        for case in crate::golden::all_cases() {
+            let text = case["snapshot"].to_string();
+            let rows = classify_wasm::classified_rows_json(&text, Default::default()).unwrap();
+            let early = Store::of_rows(&rows).unwrap();
+            let mut loaded = Store::load(&text, Header::default()).unwrap();
+            assert_eq!(content(&early), content(&loaded));
+            loaded.keep_rows_of(&early);
+            assert!(early
+                .rows()
+                .zip(loaded.rows())
+                .all(|(a, b)| Arc::ptr_eq(a, b)));
+            seen += early.row_count();
+        }
+        assert!(seen >= 20, "{seen}");
+
+        let text = case("complete")["snapshot"].to_string();
+        let mut rows: Vec<Attempted> = serde_json::from_str(
+            &classify_wasm::classified_rows_json(&text, Default::default()).unwrap(),
+        )
+        .unwrap();
+        rows[0]
+            .observation
+            .cause
+            .detail
+            .push_str(" (an older classification)");
+        let early = Store::of_rows(&serde_json::to_string(&rows).unwrap()).unwrap();
+        let mut loaded = Store::load(&text, Header::default()).unwrap();
+        loaded.keep_rows_of(&early);
+        let kept: Vec<bool> = early
+            .rows()
+            .zip(loaded.rows())
+            .map(|(a, b)| Arc::ptr_eq(a, b))
+            .collect();
+        assert!(!kept[0], "a row that differs is not kept");
+        assert_ne!(
+            early.rows().next().unwrap().revision,
+            loaded.rows().next().unwrap().revision
+        );
+
+        let bad = Store::of_rows("[{\"observation\": 7}]").unwrap_err();
+        assert_eq!((bad.line(), bad.column() > 0), (1, true), "{bad}");
     }
 
     #[test]

@@ -259,8 +259,12 @@ fn connect(live: Live, ns: String, generation: u64) {
         }
         mark("snapshot-event");
         if let Some(text) = message_text(&e) {
-            if let Ok(store) = Store::load(&text, Header::default()) {
+            if let Ok(mut store) = Store::load(&text, Header::default()) {
                 mark("store-loaded");
+                // The rows drawn from the `rows` event, or before a
+                // reconnect, stay where they are the same.
+                live.store
+                    .with_untracked(|earlier| store.keep_rows_of(earlier));
                 live.store.set(store);
                 live.held.update_value(HeldChanges::on_snapshot);
                 live.loaded.set(true);
@@ -291,6 +295,21 @@ fn connect(live: Live, ns: String, generation: u64) {
                     });
                 });
             }
+        }
+    });
+    // The server's classification of the snapshot that follows, drawn while
+    // that snapshot is on its way and loading: the first paint does not
+    // wait for the page's own classification, which then takes each row
+    // that is the same as drawn (all of them, but for a bug). Once a
+    // snapshot is loaded, the table shows it until the next one is.
+    let on_rows = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        if !current() || live.loaded.get_untracked() {
+            return;
+        }
+        mark("rows-event");
+        if let Some(store) = message_text(&e).and_then(|text| Store::of_rows(&text).ok()) {
+            live.store.set(store);
+            mark("rows-stored");
         }
     });
     let on_change = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
@@ -353,6 +372,7 @@ fn connect(live: Live, ns: String, generation: u64) {
             });
         }
     });
+    let _ = source.add_event_listener_with_callback("rows", on_rows.as_ref().unchecked_ref());
     let _ =
         source.add_event_listener_with_callback("snapshot", on_snapshot.as_ref().unchecked_ref());
     let _ = source.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
@@ -364,6 +384,7 @@ fn connect(live: Live, ns: String, generation: u64) {
             continue;
         };
         let handler = match event.type_().as_str() {
+            "rows" => &on_rows,
             "snapshot" => &on_snapshot,
             "change" => &on_change,
             "open" => &on_open,
@@ -377,7 +398,7 @@ fn connect(live: Live, ns: String, generation: u64) {
     }
     live.holder.set_value(Some(Connection {
         source,
-        _handlers: vec![on_snapshot, on_change, on_open, on_error],
+        _handlers: vec![on_rows, on_snapshot, on_change, on_open, on_error],
     }));
 }
 
@@ -662,7 +683,12 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         // in the same task as its rows): the snapshot then only fills it in.
         let waiting = move || {
             (!live.loaded.get()).then(|| {
-                view! { <p class="muted" id="loading">"Waiting for the first snapshot…"</p> }
+                let text = if live.store.with(|s| s.row_count() > 0) {
+                    "The server's classification: loading the snapshot to explain it…"
+                } else {
+                    "Waiting for the first snapshot…"
+                };
+                view! { <p class="muted" id="loading">{text}</p> }
             })
         };
         view! {
