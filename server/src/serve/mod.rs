@@ -107,6 +107,13 @@
 //!
 //! Each event's data is one line of JSON.
 //!
+//! - `event: rows`, no id, right before a `snapshot` (never before a
+//!   resume's changes): data is that snapshot's classification by the
+//!   engine, `[{"observation":…,"attempts":[…]}…]`
+//!   (`classify_wasm::classified_rows_json`), for a client to show while
+//!   the snapshot comes and loads. A client that does not classify may
+//!   ignore the snapshot's objects and keep these; one that does may
+//!   ignore these. Left out when longer than the snapshot (or 64 KiB).
 //! - `event: snapshot`, `id: N`: data is a full snapshot (the `snapshot`
 //!   route's document). It replaces whatever the client held.
 //! - `event: change`, `id: M` (M > N, increasing): data is
