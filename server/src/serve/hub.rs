@@ -660,8 +660,9 @@ impl Hub {
     /// Subscribes to a namespace's dashboard stream. With `last_event_id`
     /// inside the ring, the backlog is the missed `change` frames; otherwise
     /// it is one `snapshot` frame, with its `rows` before it, both shared
-    /// with every subscriber at the same namespace version. `None`, with nothing allocated, when the namespace
-    /// is not watched ([`Hub::watches`]).
+    /// with every subscriber at the same namespace version. `None`, with
+    /// nothing allocated, when the namespace is not watched
+    /// ([`Hub::watches`]).
     pub fn subscribe_snapshots(
         self: &Arc<Self>,
         namespace: &str,
