@@ -12,7 +12,10 @@
 // to 1,000 rows, seen per frame exactly like the app); for a `change` it
 // parses the event and rewrites the detail cell of that TrainJob's row. That
 // is the floor for the same transport and the same amount of DOM, with no
-// wasm, no store and no classification. ratio = app / baseline.
+// wasm, no store and no classification. ratio = app / baseline. Like
+// `serve`, the stand-in starts the app's stream with the snapshot's `rows`
+// event (the server's classification, which the app draws first); the
+// baseline's stream (`?baseline`) is the snapshot alone.
 //
 // Prints PASS or MISS against the goals, but exits non-zero only when
 // something is broken (a page error, no rows, no change measured).
