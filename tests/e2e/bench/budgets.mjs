@@ -11,7 +11,8 @@
 // cells per TrainJob to a table styled by the app's own CSS (navigation start
 // to 1,000 rows, seen per frame exactly like the app); for a `change` it
 // parses the event and rewrites the detail cell of that TrainJob's row. That
-// is the floor for the same transport and the same amount of DOM, with no
+// is the floor for the same transport and a row per TrainJob (the app also
+// draws a row per orphan: 1,834 rows for the saved namespace), with no
 // wasm, no store and no classification. ratio = app / baseline. Like
 // `serve`, the stand-in starts the app's stream with the snapshot's `rows`
 // event (the server's classification, which the app draws first); the
