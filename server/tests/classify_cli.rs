@@ -204,19 +204,20 @@ fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
     assert_bad_input(&bad, "error: <stdin>:1:2: ");
 }
 
+/// The repo's case of issue 10's job, restarted twice (three attempts,
+/// each with its own cause).
+fn restarted_job_case() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 /// `--output attempts-json` is the values of the dashboard stream's `rows`
 /// event: each observation, in the engine's order, with its attempts, and
 /// the attempts are the explanation's.
 #[test]
 fn attempts_json_is_the_rows_events_values() {
-    let case: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let case = restarted_job_case();
     let input = case["snapshot"].to_string();
     let out = classify_stdin(input.as_bytes(), &["--output", "attempts-json"]);
     assert!(
@@ -248,14 +249,7 @@ fn attempts_json_is_the_rows_events_values() {
 /// explanation outputs.
 #[test]
 fn a_job_restarted_twice_shows_every_attempts_cause() {
-    let case: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let case = restarted_job_case();
     let input = case["snapshot"].to_string();
     let out = classify_stdin(input.as_bytes(), &["-o", "explain-json"]);
     assert!(out.status.success());
