@@ -2,8 +2,8 @@
 //! names, each checked for its type (section 1, Types). Everything else in an
 //! object is never looked at, which is what keeps a 16,000-pod namespace cheap.
 
-use crate::fields::same_free_key;
 pub(crate) use crate::fields::ReadKey as K;
+use crate::fields::{same_free_key, ANNOTATIONS_READ, LABELS_READ};
 use crate::time::Time;
 use crate::tree::{Node, Value};
 
@@ -122,35 +122,60 @@ fn time<'a>(node: &'a Node<'a>, key: K) -> Read<TimeText<'a>> {
 }
 
 /// A string-to-string map (labels, annotations), checked when read (every
-/// value must be a string; a null one is absent, like an empty one) and
-/// looked up in place in the tree, not copied out of it.
-#[derive(Debug, Clone, Copy, Default)]
-struct StringMap<'a>(Option<&'a Node<'a>>);
+/// value must be a string; a null one is absent, like an empty one), of
+/// which only the `N` keys the rules read are kept: each one's value is
+/// found once, when the object is read, rather than by comparing key text
+/// in the tree on every lookup (the rules look a pod's labels up a dozen
+/// times, and that text lies far away in a big dump's input).
+#[derive(Debug, Clone, Copy)]
+struct ReadMap<'a, const N: usize> {
+    /// The value of the first entry under `read[i]`; absent when missing,
+    /// null or empty.
+    values: [Option<&'a str>; N],
+}
 
-impl<'a> StringMap<'a> {
-    fn read(node: &'a Node<'a>, key: K) -> Read<Self> {
+impl<const N: usize> Default for ReadMap<'_, N> {
+    fn default() -> Self {
+        ReadMap { values: [None; N] }
+    }
+}
+
+impl<'a, const N: usize> ReadMap<'a, N> {
+    fn read(node: &'a Node<'a>, key: K, read: &[&str; N]) -> Read<Self> {
+        let mut map = ReadMap::default();
         let Some(v) = field(node, key) else {
-            return Ok(StringMap(None));
+            return Ok(map);
         };
         if !v.is_object() {
             return Err(wrong(v, key.name(), "an object"));
         }
+        // Which of `read` an entry has already been found for: only the
+        // first entry under a key counts, even when it is empty.
+        let mut found = [false; N];
         for (k, value) in v.entries() {
-            if !matches!(value.value, Value::Str(_) | Value::Plain(_) | Value::Null) {
-                return Err(wrong(value, &format!("{}.{k}", key.name()), "a string"));
+            let text = match &value.value {
+                Value::Str(s) | Value::Plain(s) => Some(s.as_ref()),
+                Value::Null => None,
+                _ => return Err(wrong(value, &format!("{}.{k}", key.name()), "a string")),
+            };
+            let slots = read.iter().zip(found.iter_mut()).zip(map.values.iter_mut());
+            for ((read_key, found), slot) in slots {
+                if !*found && same_free_key(k, read_key) {
+                    *found = true;
+                    *slot = text.filter(|s| !s.is_empty());
+                }
             }
         }
-        Ok(StringMap(Some(v)))
+        Ok(map)
     }
 
-    /// The value of the first entry under `key`; absent when missing, null
-    /// or empty.
-    fn get(self, key: &str) -> Option<&'a str> {
-        let (_, value) = self.0?.entries().find(|(k, _)| same_free_key(k, key))?;
-        match &value.value {
-            Value::Str(s) | Value::Plain(s) => Some(s.as_ref()).filter(|s| !s.is_empty()),
-            _ => None,
-        }
+    /// The value under `key`, one of `read`.
+    fn get(&self, key: &str, read: &[&str; N]) -> Option<&'a str> {
+        let slot = read
+            .iter()
+            .position(|read_key| same_free_key(read_key, key));
+        debug_assert!(slot.is_some(), "{key} is not a key the rules read");
+        slot.and_then(|i| self.values.get(i).copied().flatten())
     }
 }
 
@@ -167,8 +192,8 @@ pub struct Meta<'a> {
     pub name: &'a str,
     pub namespace: &'a str,
     pub uid: &'a str,
-    labels: StringMap<'a>,
-    annotations: StringMap<'a>,
+    labels: ReadMap<'a, { LABELS_READ.len() }>,
+    annotations: ReadMap<'a, { ANNOTATIONS_READ.len() }>,
     pub owners: Vec<OwnerRef<'a>>,
     pub creation: TimeText<'a>,
     pub deletion_timestamp: Option<&'a str>,
@@ -194,21 +219,24 @@ impl<'a> Meta<'a> {
             name: string(m, K::Name)?.unwrap_or(""),
             namespace: string(m, K::Namespace)?.unwrap_or(""),
             uid: string(m, K::Uid)?.unwrap_or(""),
-            labels: StringMap::read(m, K::Labels)?,
-            annotations: StringMap::read(m, K::Annotations)?,
+            labels: ReadMap::read(m, K::Labels, &LABELS_READ)?,
+            annotations: ReadMap::read(m, K::Annotations, &ANNOTATIONS_READ)?,
             owners,
             creation: time(m, K::CreationTimestamp)?,
             deletion_timestamp: string(m, K::DeletionTimestamp)?,
         })
     }
 
-    /// A label's value; absent when missing or empty.
+    /// A label's value; absent when missing or empty. `key` is one of
+    /// [`LABELS_READ`]: no other label is kept.
     pub fn label(&self, key: &str) -> Option<&'a str> {
-        self.labels.get(key)
+        self.labels.get(key, &LABELS_READ)
     }
 
+    /// An annotation's value, like [`Meta::label`]; `key` is one of
+    /// [`ANNOTATIONS_READ`].
     pub fn annotation(&self, key: &str) -> Option<&'a str> {
-        self.annotations.get(key)
+        self.annotations.get(key, &ANNOTATIONS_READ)
     }
 
     /// The first owner reference with `controller: true`.
@@ -519,5 +547,63 @@ impl<'a> Pod<'a> {
             conditions: Conditions::read(status)?,
             node_container,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{ADMISSION, HOLD_INSTANCE, JOB_ID, SUBMISSION};
+    use crate::tree;
+
+    fn meta_of(labels: &str, annotations: &str) -> Result<[Option<String>; 4], String> {
+        let text = format!(
+            r#"{{"kind":"Pod","metadata":{{"name":"p","labels":{labels},"annotations":{annotations}}}}}"#
+        );
+        let documents = tree::parse(&text).map_err(|e| e.message)?;
+        let item = documents.docs.first().ok_or("no document")?;
+        let meta = Meta::read(item).map_err(|e| e.message)?;
+        Ok([
+            meta.label(JOB_ID),
+            meta.label(SUBMISSION),
+            meta.annotation(ADMISSION),
+            meta.annotation(HOLD_INSTANCE),
+        ]
+        .map(|v| v.map(str::to_string)))
+    }
+
+    /// A read label or annotation is the value of the first entry under its
+    /// key, absent when that entry is null or empty even if a later one is
+    /// not; every value must be a string or null, read or not.
+    #[test]
+    fn labels_and_annotations_read_the_first_entry_under_each_key() {
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            meta_of(
+                &format!(
+                    r#"{{"{JOB_ID}":"llm","other":"x","{SUBMISSION}":"s1","{JOB_ID}":"later"}}"#
+                ),
+                &format!(r#"{{"{ADMISSION}":"2"}}"#)
+            ),
+            Ok([some("llm"), some("s1"), some("2"), None])
+        );
+        assert_eq!(
+            meta_of(
+                &format!(
+                    r#"{{"{JOB_ID}":"","{JOB_ID}":"later","{SUBMISSION}":null,"{SUBMISSION}":"s2"}}"#
+                ),
+                &format!(r#"{{"{HOLD_INSTANCE}":"h","{HOLD_INSTANCE}":""}}"#)
+            ),
+            Ok([None, None, None, some("h")])
+        );
+        assert_eq!(meta_of("{}", "null"), Ok([None, None, None, None]));
+        assert_eq!(
+            meta_of(r#"{"other":5}"#, "{}"),
+            Err("`labels.other` must be a string, found a number".to_string())
+        );
+        assert_eq!(
+            meta_of("{}", "[]"),
+            Err("`annotations` must be an object, found a list".to_string())
+        );
     }
 }
