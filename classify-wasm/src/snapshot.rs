@@ -171,66 +171,22 @@ impl<'a> Snapshot<'a> {
     fn read_inner(
         documents: &'a Documents<'a>,
         options: Options,
-        read_items: fn(&[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>>,
+        read_items: fn(&[&'a Node<'a>]) -> Read<Views<'a>>,
     ) -> Read<Self> {
         let Items { items, snapshot } = collect(&documents.docs)?;
+        let views = read_items(&items)?;
         let mut snap = Snapshot {
             mode: Mode::Plain,
             nodes_readable: false,
             nodes_inferred: false,
-            trainjobs: Vec::new(),
-            jobsets: Vec::new(),
-            workloads: Vec::new(),
-            runtimes: Vec::new(),
-            pods: Vec::new(),
-            nodes: Vec::new(),
+            trainjobs: read_once(views.trainjobs, |x| &x.meta),
+            jobsets: read_once(views.jobsets, |x| &x.meta),
+            workloads: read_once(views.workloads, |x| &x.meta),
+            runtimes: read_once(views.runtimes, |x| &x.meta),
+            pods: read_once(views.pods, |x| &x.meta),
+            nodes: read_once(views.nodes, |x| &x.meta),
             captured: Vec::new(),
         };
-        let read = read_items(&items)?;
-        // Each list is given its final capacity at once: growing them by
-        // doubling copied the views (a Pod is a few hundred bytes) and
-        // touched about twice the memory a big dump needs.
-        let (mut trainjobs, mut jobsets, mut workloads) = (0, 0, 0);
-        let (mut runtimes, mut pods, mut nodes) = (0, 0, 0);
-        for (_, item) in &read {
-            match item {
-                Item::TrainJob(_) => trainjobs += 1,
-                Item::JobSet(_) => jobsets += 1,
-                Item::Workload(_) => workloads += 1,
-                Item::TrainingRuntime(_) => runtimes += 1,
-                Item::Pod(_) => pods += 1,
-                Item::Node(_) => nodes += 1,
-            }
-        }
-        snap.trainjobs.reserve_exact(trainjobs);
-        snap.jobsets.reserve_exact(jobsets);
-        snap.workloads.reserve_exact(workloads);
-        snap.runtimes.reserve_exact(runtimes);
-        snap.pods.reserve_exact(pods);
-        snap.nodes.reserve_exact(nodes);
-        // Only asked whether a key was seen, never iterated: a hash set, as
-        // the B-tree's string compares of 18,000 UIDs cost more.
-        let mut seen: crate::hash::Set<(&str, &str, &str, &str)> = crate::hash::set(read.len());
-        for (kind, read) in read {
-            let meta = read.meta();
-            // Same kind and UID, or without a UID the same kind, namespace and name: read once.
-            let key = if meta.uid.is_empty() {
-                (kind, "", meta.namespace, meta.name)
-            } else {
-                (kind, meta.uid, "", "")
-            };
-            if !seen.insert(key) {
-                continue;
-            }
-            match read {
-                Item::TrainJob(x) => snap.trainjobs.push(x),
-                Item::JobSet(x) => snap.jobsets.push(x),
-                Item::Workload(x) => snap.workloads.push(x),
-                Item::TrainingRuntime(x) => snap.runtimes.push(x),
-                Item::Pod(x) => snap.pods.push(x),
-                Item::Node(x) => snap.nodes.push(x),
-            }
-        }
 
         let mut declared_mode = None;
         let mut declared_nodes = None;
@@ -284,22 +240,115 @@ impl<'a> Snapshot<'a> {
     }
 }
 
-/// An item's kind, and the item read as that kind.
-type KindAndItem<'a> = (&'a str, Item<'a>);
+/// The items of each read kind, in input order, each read whole (and so
+/// type-checked), duplicates included.
+#[derive(Default)]
+struct Views<'a> {
+    trainjobs: Vec<TrainJob<'a>>,
+    jobsets: Vec<JobSet<'a>>,
+    workloads: Vec<Workload<'a>>,
+    runtimes: Vec<TrainingRuntime<'a>>,
+    pods: Vec<Pod<'a>>,
+    nodes: Vec<KubeNode<'a>>,
+}
 
-/// The items of a read kind, in order, each with its kind and read whole
-/// (and so type-checked); the first error stops it.
-fn read_items<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>> {
-    let mut read = Vec::with_capacity(items.len());
-    for item in items {
-        let Some(kind) = model::string(item, K::Kind)? else {
-            continue;
-        };
-        if READ_KINDS.contains(&kind) {
-            read.push((kind, Item::read(kind, item)?));
+impl<'a> Views<'a> {
+    /// Empty lists with room for the items of each read kind in `items`:
+    /// each list is given its final capacity at once, since growing them by
+    /// doubling copied the views (a Pod is a few hundred bytes) and touched
+    /// about twice the memory a big dump needs. An item whose `kind` is not
+    /// a string is not counted; reading it is the error.
+    fn with_room_for(items: &[&'a Node<'a>]) -> Self {
+        let mut counts = [0usize; READ_KINDS.len()];
+        for item in items {
+            if let Ok(Some(kind)) = model::string(item, K::Kind) {
+                if let Some(count) = READ_KINDS
+                    .iter()
+                    .position(|k| *k == kind)
+                    .and_then(|i| counts.get_mut(i))
+                {
+                    *count += 1;
+                }
+            }
+        }
+        let [trainjobs, jobsets, workloads, runtimes, pods, nodes] = counts;
+        Views {
+            trainjobs: Vec::with_capacity(trainjobs),
+            jobsets: Vec::with_capacity(jobsets),
+            workloads: Vec::with_capacity(workloads),
+            runtimes: Vec::with_capacity(runtimes),
+            pods: Vec::with_capacity(pods),
+            nodes: Vec::with_capacity(nodes),
         }
     }
-    Ok(read)
+
+    /// Reads `item` as the read kind `kind` is (section 2) and keeps it.
+    fn read(&mut self, kind: &str, item: &'a Node<'a>) -> Read<()> {
+        match kind {
+            "TrainJob" => self.trainjobs.push(TrainJob::read(item)?),
+            "JobSet" => self.jobsets.push(JobSet::read(item)?),
+            "Workload" => self.workloads.push(Workload::read(item)?),
+            "TrainingRuntime" => self.runtimes.push(TrainingRuntime::read(item)?),
+            "Pod" => self.pods.push(Pod::read(item)?),
+            "Node" => self.nodes.push(KubeNode::read(item)?),
+            // Any other kind is ignored.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `later`'s items after these, as if read after them.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn append(&mut self, mut later: Views<'a>) {
+        self.trainjobs.append(&mut later.trainjobs);
+        self.jobsets.append(&mut later.jobsets);
+        self.workloads.append(&mut later.workloads);
+        self.runtimes.append(&mut later.runtimes);
+        self.pods.append(&mut later.pods);
+        self.nodes.append(&mut later.nodes);
+    }
+}
+
+/// The views of one kind with each object kept once, at its first
+/// occurrence: the same UID, or without a UID the same namespace and name,
+/// is the same object (section 2).
+fn read_once<'a, T>(mut views: Vec<T>, meta: impl Fn(&T) -> &model::Meta<'a>) -> Vec<T> {
+    /// Which object a view is; a UID never equals a namespace and name.
+    #[derive(PartialEq, Eq, Hash)]
+    enum Identity<'a> {
+        Uid(&'a str),
+        Name(&'a str, &'a str),
+    }
+    // Only asked whether a key was seen, never iterated: a hash set, as
+    // the B-tree's string compares of 18,000 UIDs cost more.
+    let mut seen: crate::hash::Set<Identity<'a>> = crate::hash::set(views.len());
+    // Keeps each in place; only the views after a duplicate move.
+    views.retain(|view| {
+        let meta = meta(view);
+        seen.insert(if meta.uid.is_empty() {
+            Identity::Name(meta.namespace, meta.name)
+        } else {
+            Identity::Uid(meta.uid)
+        })
+    });
+    views
+}
+
+/// The items of a read kind, in order, each read whole (and so
+/// type-checked); the first error stops it.
+fn read_items<'a>(items: &[&'a Node<'a>]) -> Read<Views<'a>> {
+    let mut views = Views::with_room_for(items);
+    read_items_into(items, &mut views)?;
+    Ok(views)
+}
+
+fn read_items_into<'a>(items: &[&'a Node<'a>], views: &mut Views<'a>) -> Read<()> {
+    for item in items {
+        if let Some(kind) = model::string(item, K::Kind)? {
+            views.read(kind, item)?;
+        }
+    }
+    Ok(())
 }
 
 /// Below this many items one thread reads them all.
@@ -309,8 +358,10 @@ const TWO_THREADS_MIN_ITEMS: usize = 2_000;
 /// [`read_items`], the second half of the items read by another thread.
 /// Reading an item depends on that item alone, so the views are the same,
 /// and the first half's first error, when it has one, is the first error.
+/// The first half's lists have room for all, so the second's are appended
+/// to them without growing them.
 #[cfg(not(target_arch = "wasm32"))]
-fn read_items_on_two_threads<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem<'a>>> {
+fn read_items_on_two_threads<'a>(items: &[&'a Node<'a>]) -> Read<Views<'a>> {
     if items.len() < TWO_THREADS_MIN_ITEMS {
         return read_items(items);
     }
@@ -320,48 +371,15 @@ fn read_items_on_two_threads<'a>(items: &[&'a Node<'a>]) -> Read<Vec<KindAndItem
         else {
             return read_items(items);
         };
-        let mut read = read_items(front)?;
+        let mut views = Views::with_room_for(items);
+        read_items_into(front, &mut views)?;
         match back_read.join() {
-            Ok(back) => read.extend(back?),
+            Ok(back) => views.append(back?),
             // Not expected (reading never panics); then this thread reads it.
-            Err(_) => read.extend(read_items(back)?),
+            Err(_) => read_items_into(back, &mut views)?,
         }
-        Ok(read)
+        Ok(views)
     })
-}
-
-/// One item of a read kind, read (and so type-checked) whole.
-enum Item<'a> {
-    TrainJob(TrainJob<'a>),
-    JobSet(JobSet<'a>),
-    Workload(Workload<'a>),
-    TrainingRuntime(TrainingRuntime<'a>),
-    Pod(Pod<'a>),
-    Node(KubeNode<'a>),
-}
-
-impl<'a> Item<'a> {
-    fn read(kind: &str, item: &'a Node<'a>) -> Read<Self> {
-        Ok(match kind {
-            "TrainJob" => Item::TrainJob(TrainJob::read(item)?),
-            "JobSet" => Item::JobSet(JobSet::read(item)?),
-            "Workload" => Item::Workload(Workload::read(item)?),
-            "TrainingRuntime" => Item::TrainingRuntime(TrainingRuntime::read(item)?),
-            "Pod" => Item::Pod(Pod::read(item)?),
-            _ => Item::Node(KubeNode::read(item)?),
-        })
-    }
-
-    fn meta(&self) -> &model::Meta<'a> {
-        match self {
-            Item::TrainJob(x) => &x.meta,
-            Item::JobSet(x) => &x.meta,
-            Item::Workload(x) => &x.meta,
-            Item::TrainingRuntime(x) => &x.meta,
-            Item::Pod(x) => &x.meta,
-            Item::Node(x) => &x.meta,
-        }
-    }
 }
 
 // Only the two-thread reading is tested here, and wasm has no threads.
