@@ -91,8 +91,9 @@ pub fn as_text(input: &[u8]) -> Result<&str, InputError> {
 /// different options or to time the rules apart from the parser.
 pub struct Parsed<'a> {
     documents: tree::Documents<'a>,
-    /// Made by [`Parsed::new_on_two_threads`]: read the views on two too
-    /// (never in wasm, where that constructor does not exist).
+    /// Made by [`Parsed::new_on_two_threads`]: read the views and classify
+    /// the TrainJobs on two too (never in wasm, where that constructor does
+    /// not exist).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     two_threads: bool,
 }
@@ -117,6 +118,16 @@ impl<'a> Parsed<'a> {
         })
     }
 
+    /// How many threads classify: two when made by
+    /// [`Parsed::new_on_two_threads`].
+    fn threads(&self) -> classify::Threads {
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.two_threads {
+            return classify::Threads::Two;
+        }
+        classify::Threads::One
+    }
+
     fn snapshot(&self, options: Options) -> Result<snapshot::Snapshot<'_>, InputError> {
         #[cfg(not(target_arch = "wasm32"))]
         if self.two_threads {
@@ -128,17 +139,17 @@ impl<'a> Parsed<'a> {
     /// Reads the typed views (checking every type) and applies the rules.
     pub fn classify(&self, options: Options) -> Result<Vec<Observation>, InputError> {
         let snap = self.snapshot(options)?;
-        Ok(classify::classify(&snap))
+        Ok(classify::classify(&snap, self.threads()))
     }
 
     pub fn explain(&self, options: Options) -> Result<Vec<Explanation>, InputError> {
         let snap = self.snapshot(options)?;
-        Ok(classify::explain(&snap))
+        Ok(classify::explain(&snap, self.threads()))
     }
 
     pub fn classify_with_attempts(&self, options: Options) -> Result<Vec<Attempted>, InputError> {
         let snap = self.snapshot(options)?;
-        Ok(classify::classify_with_attempts(&snap)
+        Ok(classify::classify_with_attempts(&snap, self.threads())
             .into_iter()
             .map(|(observation, attempts)| Attempted {
                 observation,

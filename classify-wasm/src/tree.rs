@@ -1389,7 +1389,10 @@ mod tests {
                                 format!("{} {labels:?} {annotations:?}", m.name)
                             })
                             .collect();
-                        format!("{seen:?} {:?}", crate::classify::classify(&snap))
+                        format!(
+                            "{seen:?} {:?}",
+                            crate::classify::classify(&snap, crate::classify::Threads::One)
+                        )
                     }
                     Err(e) => format!("error {e}")
                         .replace("a number", "a scalar")

@@ -374,3 +374,74 @@ fn classify_with_attempts_is_classify_plus_the_traces_attempts() {
     }
     assert!(several >= 3, "{several} objects with several attempts");
 }
+
+/// Every shared case's items, ten times over, each copy in namespaces and
+/// with UIDs of its own (so that no copy is read as a duplicate of
+/// another, and each reads only itself): a List of 260 TrainJobs, about
+/// 800 objects and many shapes, big enough to be classified on two threads.
+fn every_case_ten_times() -> String {
+    fn rename(value: &mut serde_json::Value, uids: &[String], copy: &str) {
+        match value {
+            serde_json::Value::String(s) if uids.contains(s) => *s = format!("{s}-{copy}"),
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|v| rename(v, uids, copy));
+            }
+            serde_json::Value::Object(entries) => {
+                entries.values_mut().for_each(|v| rename(v, uids, copy));
+            }
+            _ => {}
+        }
+    }
+    let mut items = Vec::new();
+    for (case_index, (name, text)) in read_folder(&shared().join("cases")).iter().enumerate() {
+        let case: serde_json::Value = serde_json::from_str(text).expect(name);
+        let snapshot = &case["snapshot"];
+        let case_items = snapshot
+            .get("items")
+            .unwrap_or(snapshot)
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let uids: Vec<String> = case_items
+            .iter()
+            .filter_map(|item| item["metadata"]["uid"].as_str().map(str::to_string))
+            .collect();
+        for copy in 0..10 {
+            let copy = format!("case{case_index}-copy{copy}");
+            for item in &case_items {
+                let mut item = item.clone();
+                rename(&mut item, &uids, &copy);
+                if let Some(ns) = item["metadata"]["namespace"].as_str() {
+                    item["metadata"]["namespace"] = format!("{ns}-{copy}").into();
+                }
+                items.push(item);
+            }
+        }
+    }
+    serde_json::json!({"kind": "List", "items": items}).to_string()
+}
+
+/// Classified, explained and listed with attempts by the CLI's two
+/// threads, the copies give exactly what one thread gives: the same
+/// observations in the same order, pods read by the second half's
+/// TrainJobs not reported as orphans.
+#[test]
+fn two_threads_classify_what_one_classifies() {
+    let text = every_case_ten_times();
+    let options = classify_wasm::Options::default();
+    let one = classify_wasm::Parsed::new(&text).unwrap();
+    let two = classify_wasm::Parsed::new_on_two_threads(&text).unwrap();
+    let observations = one.classify(options).unwrap();
+    let trainjobs = observations
+        .iter()
+        .filter(|o| o.object.kind == "TrainJob" && !o.foreign)
+        .count();
+    assert!(trainjobs >= 250, "{trainjobs} TrainJobs");
+    assert!(observations.iter().any(|o| o.foreign), "orphans too");
+    assert_eq!(observations, two.classify(options).unwrap());
+    assert_eq!(one.explain(options).unwrap(), two.explain(options).unwrap());
+    assert_eq!(
+        one.classify_with_attempts(options).unwrap(),
+        two.classify_with_attempts(options).unwrap()
+    );
+}
