@@ -52,6 +52,8 @@ pub use trace::{
     explanations_text, printable, AttemptTrace, ExecutionPod, ExecutionTrace, Explanation,
     FindingSource, FindingTrace, NoteTrace, RuleTrace, Trace, Verdict,
 };
+#[cfg(not(target_arch = "wasm32"))]
+pub use tree::{Arenas, ReadAt, Unstreamed};
 
 /// The label and annotation keys of section 1.
 pub mod keys {
@@ -156,6 +158,46 @@ impl<'a> Parsed<'a> {
                 attempts,
             })
             .collect())
+    }
+}
+
+/// A big JSON dump read piece by piece from a file rather than whole
+/// (natively, for the CLI): only a window of the input is in memory at a
+/// time, and the strings the rules read are copied out of it into
+/// [`Arenas`]. What it classifies is what [`Parsed::new_on_two_threads`]
+/// classifies for the same text, but an error found reading it has no
+/// position: every method gives [`Unstreamed`] instead, and the caller parses
+/// the whole input to name the error.
+#[cfg(not(target_arch = "wasm32"))]
+pub struct Streamed<'b>(Parsed<'b>);
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<'b> Streamed<'b> {
+    /// Reads `input` (about `len` bytes: where reading ends is where
+    /// `input` says). Unstreamed when it has an error, could not be read, or
+    /// is not a JSON object with an `items` array (a List or a Snapshot).
+    pub fn new(input: &dyn ReadAt, len: u64, arenas: &'b mut Arenas) -> Result<Self, Unstreamed> {
+        Ok(Streamed(Parsed {
+            documents: tree::parse_streamed(input, len, arenas)?,
+            two_threads: true,
+        }))
+    }
+
+    /// [`Parsed::classify`].
+    pub fn classify(&self, options: Options) -> Result<Vec<Observation>, Unstreamed> {
+        self.0.classify(options).map_err(|_| Unstreamed)
+    }
+
+    /// [`Parsed::explain`].
+    pub fn explain(&self, options: Options) -> Result<Vec<Explanation>, Unstreamed> {
+        self.0.explain(options).map_err(|_| Unstreamed)
+    }
+
+    /// [`Parsed::classify_with_attempts`].
+    pub fn classify_with_attempts(&self, options: Options) -> Result<Vec<Attempted>, Unstreamed> {
+        self.0
+            .classify_with_attempts(options)
+            .map_err(|_| Unstreamed)
     }
 }
 

@@ -202,6 +202,27 @@ pub fn parse_on_two_threads(text: &str) -> Result<Documents<'_>, SyntaxError> {
     parse_with(text, json::parse_on_two_threads)
 }
 
+/// A big JSON dump read piece by piece from `input` (about `len` bytes),
+/// its kept strings in `arenas` (see [`json::stream`]): the documents
+/// [`parse_on_two_threads`] gives for the same text, but for positions,
+/// which are not kept. Unstreamed when the input has an error (parse it
+/// whole to name it) or is not a JSON object with an `items` array.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn parse_streamed<'b>(
+    input: &dyn ReadAt,
+    len: u64,
+    arenas: &'b mut Arenas,
+) -> Result<Documents<'b>, Unstreamed> {
+    let doc = json::stream::parse(input, len, arenas)?;
+    Ok(Documents {
+        source: Source::new("", SourceKind::Json),
+        docs: vec![doc],
+    })
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use json::stream::{Arenas, ReadAt, Unstreamed};
+
 fn parse_with<'a>(
     text: &'a str,
     json_parse: fn(&'a str) -> Result<Node<'a>, json::Error>,
@@ -231,6 +252,9 @@ mod json {
     //! serde_json's `Value` because it has to keep positions and borrow strings.
 
     use super::*;
+
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) mod stream;
 
     pub struct Error {
         pub at: u32,
@@ -304,6 +328,13 @@ mod json {
         }
         let from = bytes.len() / 2;
         let window = bytes.get(from..(from + SPLIT_WINDOW).min(bytes.len()))?;
+        Some(from + item_start_in(window)?)
+    }
+
+    /// [`split_guess`]'s search in `window`: the offset in it of the least
+    /// indented `{` that begins a line after a line ending in `},`.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn item_start_in(window: &[u8]) -> Option<usize> {
         let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
         let mut best: Option<(usize, usize)> = None;
         for (newline, _) in window.iter().enumerate().filter(|(_, b)| **b == b'\n') {
@@ -317,7 +348,7 @@ mod json {
             let after = window.get(newline + 1..)?;
             let indent = after.iter().take_while(|b| is_blank(b)).count();
             if after.get(indent) == Some(&b'{') && best.is_none_or(|(_, least)| indent < least) {
-                best = Some((from + newline + 1 + indent, indent));
+                best = Some((newline + 1 + indent, indent));
             }
         }
         best.map(|(at, _)| at)
@@ -1148,6 +1179,185 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A tree's Debug text without its positions (which a streamed tree
+    /// does not keep).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn without_positions(node: &Node<'_>) -> String {
+        fn clear(node: &mut Node<'_>) {
+            node.at = 0;
+            match &mut node.value {
+                Value::Seq(items) => items.iter_mut().for_each(clear),
+                Value::Fields(fields) => fields.iter_mut().for_each(clear),
+                Value::Map(entries) => entries.iter_mut().for_each(|(_, v)| clear(v)),
+                _ => {}
+            }
+        }
+        let mut node = node.clone();
+        clear(&mut node);
+        format!("{node:?}")
+    }
+
+    /// An input read at most `most` bytes per call, as a pipe or a network
+    /// file system may give it.
+    #[cfg(not(target_arch = "wasm32"))]
+    struct Trickle<'t> {
+        bytes: &'t [u8],
+        most: usize,
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    impl ReadAt for Trickle<'_> {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            let from = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(self.bytes.len());
+            let n = buf.len().min(self.most).min(self.bytes.len() - from);
+            buf[..n].copy_from_slice(&self.bytes[from..from + n]);
+            Ok(n)
+        }
+    }
+
+    /// `text` streamed with windows of `pieces` and reads of at most `most`
+    /// bytes: the tree without positions, or None when it gave up.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn streamed(text: &str, pieces: json::stream::Pieces, most: usize) -> Option<String> {
+        let input = Trickle {
+            bytes: text.as_bytes(),
+            most,
+        };
+        let mut arenas = Arenas::default();
+        json::stream::parse_in_pieces(&input, text.len() as u64, &mut arenas, pieces)
+            .ok()
+            .map(|doc| without_positions(&doc))
+    }
+
+    /// Streamed, a JSON object with `items` is the tree parsed whole,
+    /// positions aside, whatever the window's sizes and the reads' lengths,
+    /// with the second thread's items taken at the split or not; an input
+    /// with an error, or of another shape, is not streamed at all.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn streamed_lists_are_the_trees_parsed_whole() {
+        use json::stream::Pieces;
+        let tiny = Pieces { head: 1, items: 1 };
+        let small = Pieces { head: 7, items: 50 };
+        let whole = |text: &str| json::parse(text).ok().map(|doc| without_positions(&doc));
+        let check = |text: &str, pieces: Pieces, most: usize| {
+            let want = whole(text);
+            assert_eq!(
+                streamed(text, pieces, most),
+                want,
+                "{pieces:?}, reads of {most}: {}",
+                &text[..text.len().min(300)]
+            );
+            want.is_some()
+        };
+
+        // Small shapes, every window size from one byte up.
+        let shapes = [
+            r#"{"kind":"List","items":[]}"#,
+            r#"{}"#,
+            r#"  {"items":[{"kind":"Pod","metadata":{"name":"a","labels":{"x":"1","dispatch.phpboyscout.uk/job-id":"j\u00e9"}}},{"kind":"Pod"}],"kind":"List","metadata":{"resourceVersion":"1"}}  "#,
+            r#"{"apiVersion":"v1","items":[{"kind":"Pod","status":{"phase":"Running","restarts":12345,"active":true}}],"items":5,"captured":[{"pod":{"kind":"Pod"}}],"mode":"kueue"}"#,
+            r#"{"items":[{"kind":"Pod","metadata":{"name":"é✓"}} , {"kind":"JobSet"} ]}"#,
+            // Errors: in an item, after the document, cut short, in an
+            // unread member, and in an escape.
+            r#"{"items":[{"kind":"Pod",}]}"#,
+            r#"{"items":[{"kind":"Pod"}]} x"#,
+            r#"{"items":[{"kind":"Pod"}"#,
+            r#"{"other":[1,2,tru],"items":[]}"#,
+            r#"{"items":[{"kind":"Pod","metadata":{"name":"\u00"}}]}"#,
+        ];
+        let mut read = 0;
+        for text in shapes {
+            for head in [1, 2, 3, 5, 8, 13, 64] {
+                for items in [1, 4, 9, 33, 1000] {
+                    for most in [1, 3, 1 << 20] {
+                        read += usize::from(check(text, Pieces { head, items }, most));
+                    }
+                }
+            }
+        }
+        assert_eq!(read, 5 * 7 * 5 * 3, "the five good shapes stream");
+        // Not a JSON object first: for the whole parser.
+        for other in [
+            "[{\"kind\":\"Pod\"}]",
+            "\u{feff}{\"items\":[]}",
+            "kind: List\nitems: []\n",
+        ] {
+            assert_eq!(streamed(other, small, 1 << 20), None, "{other:?}");
+        }
+
+        // Random Lists of labels and annotations of every kind.
+        let mut rng = Rng(0x5eed_0f57_13ea_4501);
+        for _ in 0..200 {
+            let text = random_list(&mut rng);
+            assert!(check(&text, small, 5), "{text}");
+            assert!(check(&text, tiny, 1 << 20), "{text}");
+        }
+
+        // Over the two-thread size: the split is taken, with every window
+        // size, and each break gives up wherever it is.
+        let item = |i: usize| {
+            format!(
+                "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"p{i}\",\"labels\":{{\"dispatch.phpboyscout.uk/job-id\":\"\\u00e9{i}\"}}}},\"spec\":{{\"containers\":[{{\"name\":\"c\"}}]}}}}"
+            )
+        };
+        let items: Vec<String> = (0..12_000).map(item).collect();
+        let text = format!(
+            "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}",
+            items.join(",\n")
+        );
+        let split = json::split_guess(text.as_bytes()).expect("a split");
+        for pieces in [
+            Pieces::default(),
+            small,
+            Pieces {
+                head: 1,
+                items: 4096,
+            },
+        ] {
+            assert!(check(&text, pieces, 1 << 16), "{pieces:?}");
+        }
+        for at in [
+            100,
+            split - 2,
+            split,
+            split + 7,
+            split + 5_000,
+            text.len() - 3,
+        ] {
+            for bad in ["\u{1}", "]", "\""] {
+                let mut broken = text.clone();
+                broken.insert_str(at, bad);
+                check(&broken, small, 1 << 16);
+            }
+        }
+
+        // A wrong guess: the middle of the input is one big item whose
+        // container statuses look like items, one per line. The first
+        // thread passes the guess and reads on by itself.
+        let containers: Vec<String> = (0..40_000)
+            .map(|i| format!("{{\"name\":\"c{i}\",\"image\":\"x\"}}"))
+            .collect();
+        let big = format!(
+            "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"big\"}},\"status\":{{\"containerStatuses\":[\n{}\n]}}}}",
+            containers.join(",\n")
+        );
+        let text = format!(
+            "{{\"items\":[{},\n{big},\n{}],\"kind\":\"List\"}}",
+            item(0),
+            item(1)
+        );
+        let guess = json::split_guess(text.as_bytes()).expect("a guess");
+        assert!(
+            text[guess..].starts_with("{\"name\":\"c"),
+            "the guess is a container"
+        );
+        assert!(check(&text, Pieces::default(), 1 << 16));
+        assert!(check(&text, small, 1 << 16));
     }
 
     /// `skip` checks an unread scalar with its own arms: every scalar, good
