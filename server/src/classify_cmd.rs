@@ -210,43 +210,108 @@ fn read_file(path: &std::path::Path) -> std::io::Result<Bytes> {
 /// gives all of it back at once (leaking is safe code; nothing is left
 /// undone, since neither owns anything but memory).
 pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
-    let (source_name, bytes) = read_input(args.file.as_ref())?;
     let options = Options {
         mode: args.mode,
         nodes_readable: args.nodes_readable,
     };
+    if let Some(rendered) = streamed(args, options, width) {
+        return Ok(rendered);
+    }
+    let (source_name, bytes) = read_input(args.file.as_ref())?;
     let input_error = |error| Error::Input {
         source_name: source_name.clone(),
         error,
     };
     let text = classify_wasm::as_text(&bytes).map_err(input_error)?;
     let parsed = classify_wasm::Parsed::new_on_two_threads(text).map_err(input_error)?;
-    let rendered = match args.output {
-        Output::Json => parsed.classify(options).map(|observations| {
-            let mut text = serde_json::to_string_pretty(&observations).unwrap_or_default();
-            text.push('\n');
-            text
-        }),
-        Output::Table => parsed
-            .classify(options)
-            .map(|observations| table(&observations, width)),
-        Output::Explain => parsed
-            .explain(options)
-            .map(|explained| classify_wasm::explanations_text(&explained)),
-        Output::AttemptsJson => parsed.classify_with_attempts(options).map(|rows| {
-            let mut text = serde_json::to_string_pretty(&rows).unwrap_or_default();
-            text.push('\n');
-            text
-        }),
-        Output::ExplainJson => parsed.explain(options).map(|explained| {
-            let mut text = serde_json::to_string_pretty(&explained).unwrap_or_default();
-            text.push('\n');
-            text
-        }),
-    };
+    let rendered = render(
+        args.output,
+        width,
+        |o| parsed.classify(o),
+        |o| parsed.explain(o),
+        |o| parsed.classify_with_attempts(o),
+        options,
+    );
     std::mem::forget(parsed);
     std::mem::forget(bytes);
     rendered.map_err(input_error)
+}
+
+/// The output of a big JSON file read piece by piece
+/// ([`classify_wasm::Streamed`]): its bytes are never all in memory, which
+/// on a 69 MB dump spares a buffer the size of the file and the faults of
+/// its fresh pages. None for any other input, and for one that has an
+/// error, which the whole-input path then reads and names with its line and
+/// column. Once it is rendered, the tree and its arenas are leaked, as in
+/// [`run`].
+#[cfg(unix)]
+fn streamed(args: &ClassifyArgs, options: Options, width: Option<usize>) -> Option<String> {
+    let path = args.file.as_ref().filter(|p| p.as_os_str() != "-")?;
+    let file = std::fs::File::open(path).ok()?;
+    let metadata = file.metadata().ok()?;
+    if !metadata.is_file() || metadata.len() < PARALLEL_READ_MIN {
+        return None;
+    }
+    let mut arenas = classify_wasm::Arenas::default();
+    let input = FileInput(file);
+    let streamed = classify_wasm::Streamed::new(&input, metadata.len(), &mut arenas).ok()?;
+    let rendered = render(
+        args.output,
+        width,
+        |o| streamed.classify(o),
+        |o| streamed.explain(o),
+        |o| streamed.classify_with_attempts(o),
+        options,
+    )
+    .ok()?;
+    std::mem::forget(streamed);
+    std::mem::forget(arenas);
+    Some(rendered)
+}
+
+#[cfg(not(unix))]
+fn streamed(_: &ClassifyArgs, _: Options, _: Option<usize>) -> Option<String> {
+    None
+}
+
+/// A file, read at offsets by the stream's threads.
+#[cfg(unix)]
+struct FileInput(std::fs::File);
+
+#[cfg(unix)]
+impl classify_wasm::ReadAt for FileInput {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(&self.0, buf, offset)
+    }
+}
+
+/// The output `output` asks for, from whichever classification gives it.
+fn render<E>(
+    output: Output,
+    width: Option<usize>,
+    classify: impl Fn(Options) -> Result<Vec<Observation>, E>,
+    explain: impl Fn(Options) -> Result<Vec<classify_wasm::Explanation>, E>,
+    classify_with_attempts: impl Fn(Options) -> Result<Vec<classify_wasm::Attempted>, E>,
+    options: Options,
+) -> Result<String, E> {
+    match output {
+        Output::Json => classify(options).map(|observations| pretty_json(&observations)),
+        Output::Table => classify(options).map(|observations| table(&observations, width)),
+        Output::Explain => {
+            explain(options).map(|explained| classify_wasm::explanations_text(&explained))
+        }
+        Output::AttemptsJson => classify_with_attempts(options).map(|rows| pretty_json(&rows)),
+        Output::ExplainJson => explain(options).map(|explained| pretty_json(&explained)),
+    }
+}
+
+/// Indented JSON and a final newline.
+fn pretty_json(value: &impl serde::Serialize) -> String {
+    // Only derived structs of strings, numbers and booleans: nothing that
+    // serde_json can refuse to write.
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 pub fn main(args: ClassifyArgs) -> ExitCode {
