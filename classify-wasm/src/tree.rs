@@ -354,17 +354,31 @@ mod json {
         best.map(|(at, _)| at)
     }
 
-    impl<'a> Parser<'a> {
+    /// Where the strings a tree keeps live: in the text parsed, or
+    /// (natively, for a stream) copied out of a window of it into an arena.
+    pub(super) trait Keep<'t, 'a> {
+        fn keep(&self, text: &'t str) -> &'a str;
+    }
+
+    /// The strings stay in the text: a whole input's tree borrows it.
+    pub(super) struct InText;
+
+    impl<'a> Keep<'a, 'a> for InText {
+        fn keep(&self, text: &'a str) -> &'a str {
+            text
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    impl<'t, 'a> Keep<'t, 'a> for &'a bumpalo::Bump {
+        fn keep(&self, text: &'t str) -> &'a str {
+            self.alloc_str(text)
+        }
+    }
+
+    impl<'a> Parser<'a, 'a, InText> {
         fn new(text: &'a str) -> Self {
-            Parser {
-                text,
-                bytes: text.as_bytes(),
-                i: 0,
-                entries: Vec::new(),
-                fields: Vec::new(),
-                items: Vec::new(),
-                tail: None,
-            }
+            Parser::keeping(text, InText)
         }
 
         /// The whole input as one document.
@@ -445,9 +459,11 @@ mod json {
         i
     }
 
-    struct Parser<'a> {
-        text: &'a str,
-        bytes: &'a [u8],
+    /// Parses `text`, keeping the strings of its tree where `keep` says.
+    struct Parser<'t, 'a, K> {
+        text: &'t str,
+        bytes: &'t [u8],
+        keep: K,
         i: usize,
         /// The members of every object being parsed, innermost last: an
         /// object's entries are gathered here and moved out in one
@@ -464,9 +480,30 @@ mod json {
         tail: Option<(usize, std::sync::mpsc::Receiver<Tail<'a>>)>,
     }
 
-    impl<'a> Parser<'a> {
+    impl<'t, 'a, K: Keep<'t, 'a>> Parser<'t, 'a, K> {
+        fn keeping(text: &'t str, keep: K) -> Self {
+            Parser {
+                text,
+                bytes: text.as_bytes(),
+                keep,
+                i: 0,
+                entries: Vec::new(),
+                fields: Vec::new(),
+                items: Vec::new(),
+                tail: None,
+            }
+        }
+
+        /// A string of the tree, where it is kept.
+        fn kept(&self, text: Cow<'t, str>) -> Cow<'a, str> {
+            match text {
+                Cow::Borrowed(text) => Cow::Borrowed(self.keep.keep(text)),
+                Cow::Owned(text) => Cow::Owned(text),
+            }
+        }
+
         /// The input not read yet (empty past the end).
-        fn rest(&self) -> &'a [u8] {
+        fn rest(&self) -> &'t [u8] {
             self.bytes.get(self.i..).unwrap_or_default()
         }
 
@@ -500,7 +537,10 @@ mod json {
                 None => return Err(self.err("unexpected end of input, expected a value")),
                 Some(b'{') => self.object(depth, free_keys)?,
                 Some(b'[') => self.array(depth)?,
-                Some(b'"') => Value::Str(self.string()?),
+                Some(b'"') => {
+                    let text = self.string()?;
+                    Value::Str(self.kept(text))
+                }
                 Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
                 Some(b't') => self.literal("true", Value::Bool(true))?,
                 Some(b'f') => self.literal("false", Value::Bool(false))?,
@@ -569,7 +609,7 @@ mod json {
                 // A scalar is checked as `value` would, without building a
                 // node to drop: the same arms and the same errors.
                 Some(b'"') => self.string().map(drop),
-                Some(b'-' | b'0'..=b'9') => self.number().map(drop),
+                Some(b'-' | b'0'..=b'9') => self.number_text().map(drop),
                 Some(b't') => self.literal("true", Value::Bool(true)).map(drop),
                 Some(b'f') => self.literal("false", Value::Bool(false)).map(drop),
                 Some(b'n') => self.literal("null", Value::Null).map(drop),
@@ -579,7 +619,7 @@ mod json {
         }
 
         /// A key and its `:`, leaving the cursor on the value.
-        fn key(&mut self) -> Result<Cow<'a, str>, Error> {
+        fn key(&mut self) -> Result<Cow<'t, str>, Error> {
             if self.bytes.get(self.i) != Some(&b'"') {
                 return Err(self.err(format!(
                     "expected a string key in an object, found {}",
@@ -644,6 +684,7 @@ mod json {
                 // reading the map gives.
                 if is_read_free_key(&key) || !matches!(value.value, Value::Str(_) | Value::Null) {
                     value.key = read_key_filtered(&key);
+                    let key = self.kept(key);
                     self.entries.push((key, value));
                 }
                 if self.closes_after_member(b'}')? {
@@ -733,6 +774,11 @@ mod json {
         }
 
         fn number(&mut self) -> Result<&'a str, Error> {
+            let text = self.number_text()?;
+            Ok(self.keep.keep(text))
+        }
+
+        fn number_text(&mut self) -> Result<&'t str, Error> {
             let start = self.i;
             let digits = |p: &mut Self| {
                 let from = p.i;
@@ -769,7 +815,7 @@ mod json {
             Ok(&self.text[start..self.i])
         }
 
-        fn string(&mut self) -> Result<Cow<'a, str>, Error> {
+        fn string(&mut self) -> Result<Cow<'t, str>, Error> {
             let open = self.i;
             self.i += 1;
             let start = self.i;

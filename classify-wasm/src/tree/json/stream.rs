@@ -1,9 +1,11 @@
 //! A big JSON dump read piece by piece (natively, for the CLI), never held
 //! whole: each piece is parsed where it lies in a window of a few MiB, and
 //! the strings the tree keeps (names, labels, reasons: a few hundred bytes
-//! of a pod's several kilobytes) are copied into arenas that outlive it.
-//! The rest of the input is never copied anywhere but the window, which is
-//! refilled in place.
+//! of a pod's several kilobytes) are copied into arenas that outlive it, by
+//! the parser itself as it builds the tree ([`super::Keep`]). The rest of
+//! the input is never copied anywhere but the window, which is refilled in
+//! place. A step run again after a refill leaves its first try's strings in
+//! the arena: an item's worth per window.
 //!
 //! It reads one shape, the one kubectl writes and a Snapshot has: a JSON
 //! object whose `items` member is an array. Two threads read it the way
@@ -28,8 +30,6 @@ use bumpalo::Bump;
 
 use super::{item_start_in, Error, Parser, ITEM_DEPTH, SPLIT_WINDOW, TWO_THREADS_MIN};
 use crate::fields::ReadKey;
-use std::borrow::Cow;
-
 use crate::tree::{read_key_filtered, Node, Value};
 
 /// Reads bytes at an offset, as `std::os::unix::fs::FileExt::read_at`
@@ -159,17 +159,18 @@ impl<'r> Window<'r> {
     /// Runs `step` on a parser at `cursor`, reading more and running it
     /// again while it fails or ends at the window's end before the input's,
     /// and moves `cursor` past what it read.
-    fn run<T>(
+    fn run<'b, T>(
         &mut self,
         cursor: &mut usize,
-        mut step: impl FnMut(&mut Parser<'_>) -> Result<T, Error>,
+        arena: &'b Bump,
+        mut step: impl FnMut(&mut Parser<'_, 'b, &'b Bump>) -> Result<T, Error>,
     ) -> Result<T, Unstreamed> {
         loop {
             // The parser borrows the window: done with it before a refill.
             let judged = {
                 let text = self.text(*cursor)?;
                 let last = self.is_last(*cursor, text);
-                let mut p = Parser::new(text);
+                let mut p = Parser::keeping(text, arena);
                 let result = step(&mut p);
                 (judge(result, p.i, text.len(), last)?, p.i)
             };
@@ -200,44 +201,6 @@ fn judge<T>(
     }
 }
 
-/// `node` with every string it borrows from the window copied into `arena`.
-/// Its lists keep their allocations (a node's size does not depend on
-/// where its strings live, so collecting reuses them in place).
-fn re_home<'b>(node: Node<'_>, arena: &'b Bump) -> Node<'b> {
-    let keep = |text: Cow<'_, str>| -> Cow<'b, str> {
-        match text {
-            Cow::Borrowed(text) => Cow::Borrowed(arena.alloc_str(text)),
-            Cow::Owned(text) => Cow::Owned(text),
-        }
-    };
-    let value = match node.value {
-        Value::Null => Value::Null,
-        Value::Bool(b) => Value::Bool(b),
-        Value::Number(text) => Value::Number(arena.alloc_str(text)),
-        Value::Str(text) => Value::Str(keep(text)),
-        Value::Plain(text) => Value::Plain(keep(text)),
-        Value::Seq(items) => Value::Seq(items.into_iter().map(|n| re_home(n, arena)).collect()),
-        Value::Map(entries) => Value::Map(
-            entries
-                .into_iter()
-                .map(|(key, n)| (keep(key), re_home(n, arena)))
-                .collect(),
-        ),
-        Value::Fields(fields) => Value::Fields(
-            fields
-                .into_vec()
-                .into_iter()
-                .map(|n| re_home(n, arena))
-                .collect(),
-        ),
-    };
-    Node {
-        at: node.at,
-        key: node.key,
-        value,
-    }
-}
-
 /// How an items array's reading ended.
 enum ItemsEnd {
     /// At its `]`; the cursor is after it.
@@ -264,7 +227,7 @@ fn read_items<'b>(
         let ended = 'items: {
             let text = window.text(*cursor)?;
             let last = window.is_last(*cursor, text);
-            let mut p = Parser::new(text);
+            let mut p = Parser::keeping(text, arena);
             loop {
                 p.skip_ws();
                 let item_start = p.i;
@@ -278,7 +241,7 @@ fn read_items<'b>(
                     .and_then(|item| Ok((item, p.closes_after_member(b']')?)));
                 match judge(result, p.i, text.len(), last)? {
                     Step::Done((item, closed)) => {
-                        items.push(re_home(item, arena));
+                        items.push(item);
                         if closed {
                             *cursor += p.i;
                             break 'items Some(ItemsEnd::Closed);
@@ -413,7 +376,7 @@ fn document<'b>(
     let mut cursor = 0;
     // Only an object, and only when it comes first: anything else (a
     // byte-order mark, an array, YAML) is for the whole parser.
-    let object = window.run(&mut cursor, |p| {
+    let object = window.run(&mut cursor, arena, |p| {
         p.skip_ws();
         match p.bytes.get(p.i) {
             Some(first) => Ok(*first == b'{'),
@@ -423,14 +386,14 @@ fn document<'b>(
     if !object {
         return Err(Unstreamed);
     }
-    let empty = window.run(&mut cursor, |p| {
+    let empty = window.run(&mut cursor, arena, |p| {
         p.skip_ws();
         Ok(p.opens_empty(b'}'))
     })?;
     let mut fields = Vec::new();
     if !empty {
         loop {
-            let (read, items_array) = window.run(&mut cursor, |p| {
+            let (read, items_array) = window.run(&mut cursor, arena, |p| {
                 p.skip_ws();
                 let read = read_key_filtered(&p.key()?);
                 Ok((read, p.bytes.get(p.i) == Some(&b'[')))
@@ -439,7 +402,7 @@ fn document<'b>(
                 Some(ReadKey::Items) if items_array => {
                     let at = cursor as u32;
                     let mut items = Vec::new();
-                    if !window.run(&mut cursor, |p| Ok(p.opens_empty(b']')))? {
+                    if !window.run(&mut cursor, arena, |p| Ok(p.opens_empty(b']')))? {
                         read_items_taking_the_split(
                             &mut window,
                             &mut cursor,
@@ -457,21 +420,20 @@ fn document<'b>(
                 }
                 Some(read) => {
                     let free = matches!(read, ReadKey::Labels | ReadKey::Annotations);
-                    let mut node =
-                        window.run(&mut cursor, |p| p.value(1, free).map(|n| re_home(n, arena)))?;
+                    let mut node = window.run(&mut cursor, arena, |p| p.value(1, free))?;
                     node.key = Some(read);
                     fields.push(node);
                 }
-                None => window.run(&mut cursor, |p| p.skip(1))?,
+                None => window.run(&mut cursor, arena, |p| p.skip(1))?,
             }
-            if window.run(&mut cursor, |p| p.closes_after_member(b'}'))? {
+            if window.run(&mut cursor, arena, |p| p.closes_after_member(b'}'))? {
                 break;
             }
         }
     }
 
     // Nothing may follow the document but blanks.
-    window.run(&mut cursor, |p| {
+    window.run(&mut cursor, arena, |p| {
         p.skip_ws();
         if p.i < p.bytes.len() {
             return Err(p.err("unexpected text after the JSON document"));
