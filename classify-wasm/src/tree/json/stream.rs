@@ -86,7 +86,8 @@ impl<'r> Window<'r> {
     fn new(input: &'r dyn ReadAt, at: u64, size: usize) -> Self {
         Window {
             input,
-            data: vec![0; size],
+            // Never empty: a refill doubles it when it is all kept.
+            data: vec![0; size.max(1)],
             start: at,
             filled: 0,
             eof: false,
@@ -116,10 +117,10 @@ impl<'r> Window<'r> {
     /// Keeps the input from `cursor` on, at the window's start (growing the
     /// window when it is all kept), and reads after it.
     fn refill(&mut self, cursor: &mut usize) -> Result<(), Unstreamed> {
-        if self.eof {
+        if self.eof || *cursor > self.filled {
             return Err(Unstreamed);
         }
-        let kept = self.filled.saturating_sub(*cursor);
+        let kept = self.filled - *cursor;
         self.data.copy_within(*cursor..self.filled, 0);
         self.start += *cursor as u64;
         self.filled = kept;
