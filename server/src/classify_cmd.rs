@@ -8,9 +8,11 @@
 //! Bad input exits with status 2 and one line on stderr:
 //! `error: <source>:<line>:<column>: <what is wrong>`.
 //!
-//! Built for one big dump on a machine with cores to spare: a big file is
-//! read by two threads, the engine parses it on two, and the tree is leaked
-//! rather than freed before the process exits (see [`run`]).
+//! Built for one big dump on a machine with cores to spare: a big JSON file
+//! is read piece by piece, never whole ([`classify_wasm::Streamed`]); any
+//! other big file is read by two threads; either way the engine parses and
+//! classifies on two, and the tree is leaked rather than freed before the
+//! process exits (see [`run`]).
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Read, Write};
