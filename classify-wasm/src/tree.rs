@@ -7,7 +7,10 @@
 //!
 //! [`parse_on_two_threads`] (natively, for the CLI) parses the second half of
 //! a big JSON List's items on another thread and splices them in; it gives
-//! exactly what [`parse`] gives, error included.
+//! exactly what [`parse`] gives, error included. [`parse_streamed`] (also
+//! the CLI's) reads a big JSON dump piece by piece instead of whole, its
+//! strings copied into arenas: the same tree but for positions, and no
+//! error of its own (the caller parses the whole input to name one).
 
 use std::borrow::Cow;
 
