@@ -341,6 +341,21 @@ pub(in crate::tree) fn parse_in_pieces<'b>(
 ) -> Result<Node<'b>, Unstreamed> {
     let Arenas { front, back } = arenas;
     let front: &'b Bump = front;
+    // Only an object, and only when it comes first: anything else (a
+    // byte-order mark, an array, YAML) is for the whole parser, found out
+    // before a second thread reads anything.
+    let mut window = Window::new(input, 0, pieces.head);
+    let mut cursor = 0;
+    let object = window.run(&mut cursor, front, |p| {
+        p.skip_ws();
+        match p.bytes.get(p.i) {
+            Some(first) => Ok(*first == b'{'),
+            None => Err(p.err("no document")),
+        }
+    })?;
+    if !object {
+        return Err(Unstreamed);
+    }
     let split = split_of(input, len);
     let abandoned = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -356,7 +371,7 @@ pub(in crate::tree) fn parse_in_pieces<'b>(
                 .ok()
                 .map(|_| (split, receive))
         });
-        let doc = document(input, front, second, pieces);
+        let doc = document(window, cursor, front, second, pieces);
         abandoned.store(true, Ordering::Relaxed);
         doc
     })
@@ -364,29 +379,17 @@ pub(in crate::tree) fn parse_in_pieces<'b>(
 
 type Tail<'b> = Result<(Vec<Node<'b>>, u64), Unstreamed>;
 
-/// The first thread's work: the whole document, as [`Parser::document`]
-/// and [`Parser::fields_object`] parse an object, with the items from the
-/// split (when `second` has them) taken from the second thread.
+/// The first thread's work: the whole document from its `{` (at `cursor`
+/// in `window`), as [`Parser::document`] and [`Parser::fields_object`]
+/// parse an object, with the items from the split (when `second` has them)
+/// taken from the second thread.
 fn document<'b>(
-    input: &dyn ReadAt,
+    mut window: Window<'_>,
+    mut cursor: usize,
     arena: &'b Bump,
     mut second: Option<(u64, std::sync::mpsc::Receiver<Tail<'b>>)>,
     pieces: Pieces,
 ) -> Result<Node<'b>, Unstreamed> {
-    let mut window = Window::new(input, 0, pieces.head);
-    let mut cursor = 0;
-    // Only an object, and only when it comes first: anything else (a
-    // byte-order mark, an array, YAML) is for the whole parser.
-    let object = window.run(&mut cursor, arena, |p| {
-        p.skip_ws();
-        match p.bytes.get(p.i) {
-            Some(first) => Ok(*first == b'{'),
-            None => Err(p.err("no document")),
-        }
-    })?;
-    if !object {
-        return Err(Unstreamed);
-    }
     let empty = window.run(&mut cursor, arena, |p| {
         p.skip_ws();
         Ok(p.opens_empty(b'}'))
