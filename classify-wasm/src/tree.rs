@@ -1178,6 +1178,24 @@ mod tests {
         }
     }
 
+    /// A pod of one container, its one label `label` an escaped string.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn pod_item(i: usize, label: &str) -> String {
+        format!(
+            "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"p{i}\",\"labels\":{{\"{label}\":\"\\u00e9{i}\"}}}},\"spec\":{{\"containers\":[{{\"name\":\"c\"}}]}}}}"
+        )
+    }
+
+    /// A kubectl List of `n` such pods, one per line.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn pod_list(n: usize, label: &str) -> String {
+        let items: Vec<String> = (0..n).map(|i| pod_item(i, label)).collect();
+        format!(
+            "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}",
+            items.join(",\n")
+        )
+    }
+
     /// Parsed on two threads, a List gives the same tree as on one (the
     /// second thread's items spliced in at the split), and each broken
     /// variant the same error, wherever the break is relative to the split.
@@ -1185,16 +1203,7 @@ mod tests {
     #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn two_threads_parse_what_one_parses() {
-        let item = |i: usize| {
-            format!(
-                "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"p{i}\",\"labels\":{{\"a\":\"\\u00e9{i}\"}}}},\"spec\":{{\"containers\":[{{\"name\":\"c\"}}]}}}}"
-            )
-        };
-        let items: Vec<String> = (0..12_000).map(item).collect();
-        let text = format!(
-            "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}",
-            items.join(",\n")
-        );
+        let text = pod_list(12_000, "a");
         let split = json::split_guess(text.as_bytes()).expect("a split");
         assert!(text[split..].starts_with("{\"kind\":\"Pod\""));
         let shape = |r: Result<Node<'_>, json::Error>| match r {
@@ -1349,16 +1358,8 @@ mod tests {
 
         // Over the two-thread size: the split is taken, with every window
         // size, and each break gives up wherever it is.
-        let item = |i: usize| {
-            format!(
-                "{{\"kind\":\"Pod\",\"metadata\":{{\"name\":\"p{i}\",\"labels\":{{\"dispatch.phpboyscout.uk/job-id\":\"\\u00e9{i}\"}}}},\"spec\":{{\"containers\":[{{\"name\":\"c\"}}]}}}}"
-            )
-        };
-        let items: Vec<String> = (0..12_000).map(item).collect();
-        let text = format!(
-            "{{\"apiVersion\":\"v1\",\"items\":[\n{}\n],\"kind\":\"List\"}}",
-            items.join(",\n")
-        );
+        let item = |i: usize| pod_item(i, crate::keys::JOB_ID);
+        let text = pod_list(12_000, crate::keys::JOB_ID);
         let split = json::split_guess(text.as_bytes()).expect("a split");
         for pieces in [
             Pieces::default(),
