@@ -327,6 +327,15 @@ async fn after_410_gone_the_server_relists_and_captures_pods_deleted_in_the_gap(
         (count_kind(&snapshot(addr).await, "Pod") == 2).then_some(())
     })
     .await;
+    // A pod's status is written after the pod (the apiserver drops the
+    // status a create carries), so the server may hold the pod before its
+    // termination. The cut below must not come between the two: the
+    // server can capture only the last state it saw. The live OOM finding
+    // shows it saw the terminated state.
+    observed(addr, "llm-3", "out-of-memory from the live pods", |o| {
+        o["cause"]["kind"] == "out-of-memory" && o["cause"]["provenance"] == "pod"
+    })
+    .await;
     let restarts_before = watch_restarts(addr).await;
 
     // The gap: a pod is deleted while dispatch-dash cannot see, and etcd
@@ -367,18 +376,12 @@ async fn after_410_gone_the_server_relists_and_captures_pods_deleted_in_the_gap(
     assert_eq!(pods[0]["metadata"]["name"], kept["metadata"]["name"]);
     assert!(watch_restarts(addr).await > restarts_before);
 
-    // The captured evidence is what classifies the job once it fails. As
-    // in the test above, the observation is awaited with its evidence:
-    // under load (one CI run of the whole suite) the first "ended" seen
-    // carried none, though the snapshot already held the captured pod;
-    // why is not yet known. Evidence that never arrives still fails here,
-    // after the wait.
+    // The captured evidence is what classifies the job once it fails: the
+    // first observation of it as ended already carries it.
     fail_trainjob(&api, &trainjob).await;
-    let ended = observed(addr, "llm-3", "llm-3 ended, from the captured pod", |o| {
-        o["state"] == "ended" && o["cause"]["provenance"] == "captured-pod"
-    })
-    .await;
+    let ended = observed(addr, "llm-3", "llm-3 ended", |o| o["state"] == "ended").await;
     assert_eq!(ended["cause"]["kind"], "out-of-memory", "{ended}");
+    assert_eq!(ended["cause"]["provenance"], "captured-pod", "{ended}");
     server.shutdown().await.expect("clean shutdown");
 }
 
