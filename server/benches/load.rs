@@ -243,6 +243,14 @@ struct Phase {
     growth: Option<Growth>,
 }
 
+impl Phase {
+    /// The server's latency at quantile `q` over the baseline's at `q`,
+    /// both measured in this phase.
+    fn over_baseline(&self, q: f64) -> f64 {
+        percentile(&self.latencies, q) / percentile(&self.baseline, q)
+    }
+}
+
 /// Starts the server (as `auth` says) against the emulator, connects the
 /// clients and the baseline watch, churns, and collects.
 async fn run_phase(
@@ -497,12 +505,12 @@ async fn main() {
     let p = |v: &[f64], q| percentile(v, q);
     println!(
         "  ratios: authenticated/baseline p50 {:.2}, p99 {:.2}; authenticated/unauthenticated p50 {:.2}, p99 {:.2}; unauthenticated/baseline p50 {:.2}, p99 {:.2}",
-        p(&authed.latencies, 0.50) / p(&authed.baseline, 0.50),
-        p(&authed.latencies, 0.99) / p(&authed.baseline, 0.99),
+        authed.over_baseline(0.50),
+        authed.over_baseline(0.99),
         p(&authed.latencies, 0.50) / p(&plain.latencies, 0.50),
         p(&authed.latencies, 0.99) / p(&plain.latencies, 0.99),
-        p(&plain.latencies, 0.50) / p(&plain.baseline, 0.50),
-        p(&plain.latencies, 0.99) / p(&plain.baseline, 0.99),
+        plain.over_baseline(0.50),
+        plain.over_baseline(0.99),
     );
     // Last: its rounds of captured pods change the cluster.
     let state_dir = dir.join("state");
@@ -518,10 +526,8 @@ async fn main() {
     // takes the host's moment out of the comparison.
     println!(
         "    the same over each phase's own baseline: p99 {:.2}x, p50 {:.2}x",
-        (p(&stated.latencies, 0.99) / p(&stated.baseline, 0.99))
-            / (p(&plain.latencies, 0.99) / p(&plain.baseline, 0.99)),
-        (p(&stated.latencies, 0.50) / p(&stated.baseline, 0.50))
-            / (p(&plain.latencies, 0.50) / p(&plain.baseline, 0.50)),
+        stated.over_baseline(0.99) / plain.over_baseline(0.99),
+        stated.over_baseline(0.50) / plain.over_baseline(0.50),
     );
     if let Some(g) = &stated.growth {
         g.report();
