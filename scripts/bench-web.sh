@@ -8,6 +8,10 @@
 #   ./scripts/bench-web.sh [--rounds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+# playwright-core (the driver) and Chromium: scripts/setup-test.sh installs both.
+npm_ci_if_stale tests/e2e
 ./scripts/build-web.sh >/dev/null
 RUST_BACKTRACE=0 cargo build -p dispatch-dash --release
 node tests/e2e/bench/budgets.mjs "$@"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if [ ! -x node_modules/.bin/wasm-opt ]; then
     npm ci --no-audit --no-fund
 fi
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export TRUNK_OFFLINE=true
 # Trunk's errors are readable without the backtraces this environment asks for.
 export RUST_BACKTRACE=0

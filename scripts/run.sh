@@ -7,6 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup.sh
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 ./scripts/build-web.sh
 exec cargo run --release -p dispatch-dash -- serve "$@"

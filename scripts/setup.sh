@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs everything the build and the tests need, pinned, from the package
-# registries only (crates.io, npm, Debian). Idempotent: a tool already present
-# at the right version is skipped, so a warm machine pays nothing.
+# Installs what building and running the product needs, pinned, from the
+# package registries only (crates.io, npm, Debian): the wasm32 target,
+# wasm-bindgen-cli, Trunk, Node and npm binaryen (wasm-opt). The test suite's
+# extra tools (Chromium, playwright-core, etcd, a kube-apiserver) are
+# scripts/setup-test.sh's. Idempotent: a tool already present at the right
+# version is skipped, so a warm machine pays nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-log() { printf '==> %s\n' "$*"; }
-export PATH="$HOME/.cargo/bin:$PATH"
-
-# The wasm32 target for the engine's wasm tests and the web client.
+# The wasm32 target for the web client and the engine's wasm tests.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "rustup target add wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
@@ -33,36 +35,11 @@ if [ "$(trunk --version 2>/dev/null | awk '{print $2}')" != "$trunk_version" ]; 
   cargo install --locked trunk --version "$trunk_version"
 fi
 
-apt_ready=0
-apt_install() {
-  if [ "$apt_ready" = 0 ]; then
-    apt-get update -qq
-    apt_ready=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
-}
-
-# Node runs the wasm tests (wasm-bindgen-test-runner) and the browser tests.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   log "apt-get install nodejs npm"
   apt_install nodejs npm
 fi
 
-# Debian's Chromium for the end-to-end tests; Playwright never downloads one.
-if [ ! -x /usr/bin/chromium ]; then
-  log "apt-get install chromium"
-  apt_install chromium
-fi
-
-# wasm-opt (npm binaryen, pinned; Debian's breaks the app) and playwright-core.
-if [ -f package-lock.json ]; then
-  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    log "npm ci"
-    npm ci --no-audit --no-fund
-  fi
-fi
-# The real kube-apiserver test tier (server/tests/real_apiserver.rs): etcd,
-# and a kube-apiserver built from Debian's source package, cached outside the
-# work tree (about 12 min cold on a busy 2-core machine, under a second warm).
-./scripts/setup-kube-apiserver.sh
+# wasm-opt: npm binaryen, pinned (Debian's wasm-opt breaks the app).
+npm_ci_if_stale .
 log "setup done"

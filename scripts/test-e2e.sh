@@ -6,6 +6,10 @@
 # Screenshots go to artifacts/screenshots/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+# playwright-core (the driver) and Chromium: scripts/setup-test.sh installs both.
+npm_ci_if_stale tests/e2e
 ./scripts/build-web.sh
 RUST_BACKTRACE=0 cargo build -p dispatch-dash --release
 node --test --test-concurrency=1 tests/e2e/ "$@"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this script): installs
-# what it needs first (scripts/setup.sh), then lints, builds the web client,
+# what it needs first (scripts/setup-test.sh), then lints, builds the web client,
 # and runs the native, wasm and browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/setup.sh
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+./scripts/setup-test.sh
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 # Trunk's and the tests' errors are long enough without backtraces.
 export RUST_BACKTRACE=0
 

@@ -4,7 +4,7 @@
 # wasm-opt -Oz (npm binaryen, the version Trunk uses). Goal: under 400 KB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export PATH="$PWD/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 cargo build -p classify-wasm-bindings --lib --target wasm32-unknown-unknown --profile wasm-release
 out=target/wasm-size
 rm -rf "$out" && mkdir -p "$out"

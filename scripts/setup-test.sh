@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the whole test suite needs (scripts/test.sh runs it): first
+# everything the product needs (scripts/setup.sh), then the test-only tools,
+# pinned, from the package registries only: Debian's Chromium and
+# playwright-core for the browser tests, and etcd with a kube-apiserver built
+# from Debian's source for the real-apiserver tier. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+# Debian's Chromium for the browser tests; Playwright never downloads one.
+if [ ! -x /usr/bin/chromium ]; then
+  log "apt-get install chromium"
+  apt_install chromium
+fi
+npm_ci_if_stale tests/e2e
+
+# The real kube-apiserver test tier (server/tests/real_apiserver*.rs): etcd,
+# and a kube-apiserver built from Debian's source package, cached outside the
+# work tree (minutes cold, about 2 s warm).
+./scripts/setup-kube-apiserver.sh
+log "test setup done"
