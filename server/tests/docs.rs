@@ -109,7 +109,9 @@ fn every_serve_flag_and_default_is_in_the_deploy_doc() {
         }
     }
     for name in table.keys().filter(|name| !help.contains_key(*name)) {
-        problems.push(format!("docs/deploy.md documents {name}, which `serve --help` does not have"));
+        problems.push(format!(
+            "docs/deploy.md documents {name}, which `serve --help` does not have"
+        ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -162,6 +164,13 @@ fn every_relative_link_in_the_docs_names_a_file() {
             }
         }
     }
-    assert!(checked >= 10, "only {checked} links found: the link reader is broken");
-    assert!(missing.is_empty(), "links to missing files:\n{}", missing.join("\n"));
+    assert!(
+        checked >= 10,
+        "only {checked} links found: the link reader is broken"
+    );
+    assert!(
+        missing.is_empty(),
+        "links to missing files:\n{}",
+        missing.join("\n")
+    );
 }
