@@ -400,9 +400,14 @@ enum LoopEnd {
 }
 
 /// Why a watch stopped.
+#[derive(Debug, PartialEq)]
 enum Ended {
     /// Re-watch from the last resourceVersion.
     Rewatch,
+    /// The watch ended cleanly but at once, having delivered nothing (a
+    /// proxy or server that closes every watch): wait a backoff first, so
+    /// the loop does not spin against it.
+    RewatchAfterBackoff,
     /// The resourceVersion is too old (`410 Gone`): list again.
     Relist,
     /// The watch failed: wait, then re-watch.
@@ -477,6 +482,9 @@ async fn watch_loop(api: Api<Watched>, w: &mut Watcher) -> LoopEnd {
             match ended {
                 Ended::Relist => continue 'list,
                 Ended::Rewatch => {}
+                Ended::RewatchAfterBackoff => {
+                    tokio::time::sleep(w.backoff.next_delay()).await;
+                }
                 Ended::Failed(state, error) => {
                     w.failed(state, "watch failed", &error).await;
                 }
@@ -513,6 +521,7 @@ async fn watch_once(
             })
         }
     };
+    let opened = Instant::now();
     let mut stream = std::pin::pin!(stream);
     let mut working = false;
     while let Some(item) = stream.next().await {
@@ -559,8 +568,24 @@ async fn watch_once(
         }
     }
     // A clean end (the timeout, or the server ending watches).
-    w.backoff.reset();
-    Some(Ended::Rewatch)
+    let ended = after_clean_end(working, opened.elapsed());
+    if ended == Ended::Rewatch {
+        w.backoff.reset();
+    }
+    Some(ended)
+}
+
+/// A watch shorter than this that delivered nothing ended "at once".
+const SHORTEST_CLEAN_WATCH: Duration = Duration::from_secs(1);
+
+/// What follows a watch that ended cleanly: a re-watch, at once unless it
+/// delivered nothing and lasted under [`SHORTEST_CLEAN_WATCH`].
+fn after_clean_end(delivered: bool, lasted: Duration) -> Ended {
+    if delivered || lasted >= SHORTEST_CLEAN_WATCH {
+        Ended::Rewatch
+    } else {
+        Ended::RewatchAfterBackoff
+    }
 }
 
 fn remember_version(object: &Watched, resource_version: &mut String) {
@@ -617,6 +642,24 @@ mod tests {
             assert_eq!(stored(item), want);
         }
         assert!(!want.json.contains("hunter2") && !want.json.contains("managedFields"));
+    }
+
+    #[test]
+    fn a_watch_that_ends_cleanly_at_once_is_reopened_after_a_backoff() {
+        assert_eq!(
+            after_clean_end(false, Duration::from_millis(3)),
+            Ended::RewatchAfterBackoff
+        );
+        assert_eq!(
+            after_clean_end(true, Duration::from_millis(3)),
+            Ended::Rewatch,
+            "it delivered: a working watch"
+        );
+        assert_eq!(
+            after_clean_end(false, Duration::from_secs(290)),
+            Ended::Rewatch,
+            "a quiet watch that ran to its timeout"
+        );
     }
 
     #[test]
