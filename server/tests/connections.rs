@@ -2,7 +2,8 @@
 //! port 0 in front of the emulator: half-sent requests and idle keep-alive
 //! connections are closed, connections past the cap are refused, a client
 //! that stops reading its event stream is dropped, one address cannot take
-//! every stream, and a foreign Host is refused.
+//! every stream nor every connection, the probes have a listener of their
+//! own, and a foreign Host is refused.
 
 mod common;
 
@@ -27,6 +28,7 @@ fn settings(http: HttpSettings) -> Settings {
 fn limits(header_read_timeout: Duration, write_timeout: Duration, max: usize) -> ConnectionLimits {
     ConnectionLimits {
         max_connections: max,
+        max_connections_per_client: max,
         header_read_timeout,
         write_timeout,
     }
@@ -261,5 +263,117 @@ async fn a_foreign_host_is_refused_and_loopback_names_are_served() {
         let (status, _) = get_text(server.addr, "/api/v1/namespaces", &[("host", host)]).await;
         assert_eq!(status, StatusCode::OK, "{host}");
     }
+    server.shutdown().await.expect("shutdown");
+}
+
+/// Sends `GET path` on `stream` (keep-alive) and reads one whole answer's
+/// head and `ok`-sized body; the status line.
+async fn get_on(stream: &mut TcpStream, path: &str) -> Option<String> {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        got.extend_from_slice(&chunk[..n]);
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    text.lines().next().map(String::from)
+}
+
+/// A connection from `source` (another loopback address) to `addr`.
+async fn connect_from(source: &str, addr: std::net::SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{source}:0").parse().expect("source"))
+        .expect("bind a loopback source address");
+    socket.connect(addr).await.expect("connect")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_take_every_connection_and_the_probes_have_their_own() {
+    let emu = emulator(false).await;
+    let server = server(
+        &emu,
+        settings(HttpSettings {
+            connections: ConnectionLimits {
+                max_connections_per_client: 4,
+                ..limits(Duration::from_secs(120), Duration::from_secs(10), 8)
+            },
+            probe_listen: Some("127.0.0.1:0".parse().expect("addr")),
+            ..HttpSettings::default()
+        }),
+    )
+    .await;
+    ready(server.addr).await;
+    eventually(10, "the test client's connections to close", || async {
+        (server.connections.open.load(Ordering::Relaxed) == 0).then_some(())
+    })
+    .await;
+
+    // Eight busy keep-alive clients on 127.0.0.1: four are served, the rest
+    // closed at once.
+    let mut busy = Vec::new();
+    let mut refused = 0;
+    for _ in 0..8 {
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        match get_on(&mut stream, "/healthz").await {
+            Some(status) => {
+                assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+                busy.push(stream);
+            }
+            None => refused += 1,
+        }
+    }
+    assert_eq!((busy.len(), refused), (4, 4));
+    let keep_busy = tokio::spawn(async move {
+        for _ in 0..20 {
+            for stream in &mut busy {
+                assert!(
+                    get_on(stream, "/healthz").await.is_some(),
+                    "a busy client is served"
+                );
+            }
+        }
+        busy
+    });
+
+    // Another address still gets in.
+    let mut other = connect_from("127.0.0.2", server.addr).await;
+    let status = get_on(&mut other, "/healthz").await.expect("served");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let busy = keep_busy.await.expect("the busy clients");
+
+    // With every main slot taken (four more from 127.0.0.2, one of them
+    // the connection above), the probe listener still answers, and serves
+    // nothing but the probes.
+    let mut others = vec![other];
+    for _ in 0..3 {
+        let mut stream = connect_from("127.0.0.2", server.addr).await;
+        assert!(get_on(&mut stream, "/healthz").await.is_some());
+        others.push(stream);
+    }
+    let mut full = connect_from("127.0.0.3", server.addr).await;
+    assert_eq!(
+        get_on(&mut full, "/healthz").await,
+        None,
+        "the main port is full"
+    );
+    let probes = server.probe_addr.expect("a probe listener");
+    for (path, expected) in [
+        ("/healthz", "200"),
+        ("/readyz", "200"),
+        ("/api/v1/namespaces", "404"),
+    ] {
+        let mut stream = connect_from("127.0.0.3", probes).await;
+        let status = get_on(&mut stream, path)
+            .await
+            .expect("the probe port answers");
+        assert!(status.contains(expected), "{path}: {status}");
+    }
+    drop((busy, others));
     server.shutdown().await.expect("shutdown");
 }

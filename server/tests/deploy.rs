@@ -1,8 +1,10 @@
 //! The deploy/ manifests parse into k8s-openapi types, and the RBAC they
 //! grant is read-only, on exactly the kinds the server reads, plus
 //! `system:auth-delegator` for `--auth kubernetes`; the server runs with
-//! `--auth kubernetes`, and a NetworkPolicy admits ingress to its HTTP port
-//! only. (real_apiserver_auth.rs applies them to a real apiserver.)
+//! `--auth kubernetes` with the probes on their own port, and a
+//! NetworkPolicy admits ingress to the HTTP port from the ingress and
+//! monitoring namespaces only, and egress to DNS and the API server only.
+//! (real_apiserver_auth.rs applies them to a real apiserver.)
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -98,14 +100,71 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                         .map(String::as_str),
                     Some("dispatch-dash")
                 );
-                assert_eq!(spec.policy_types, Some(vec!["Ingress".to_string()]));
+                assert_eq!(
+                    spec.policy_types,
+                    Some(vec!["Ingress".to_string(), "Egress".to_string()]),
+                    "both directions are restricted"
+                );
                 let ingress = spec.ingress.expect("ingress rules");
-                assert_eq!(ingress.len(), 1, "one rule");
-                let ports = ingress[0].ports.as_ref().expect("the rule names its port");
-                assert_eq!(ports.len(), 1, "one port");
-                assert_eq!(ports[0].protocol.as_deref(), Some("TCP"));
-                assert_eq!(ports[0].port, Some(IntOrString::Int(8080)));
-                assert!(ports[0].end_port.is_none());
+                assert_eq!(ingress.len(), 2, "the HTTP port, and the probe port");
+                let tcp_ports =
+                    |ports: &Option<Vec<k8s_openapi::api::networking::v1::NetworkPolicyPort>>| {
+                        let ports = ports.as_ref().expect("the rule names its ports");
+                        assert!(ports.iter().all(|p| p.protocol.as_deref() == Some("TCP")
+                            || p.protocol.as_deref() == Some("UDP")));
+                        assert!(ports.iter().all(|p| p.end_port.is_none()));
+                        ports
+                            .iter()
+                            .map(|p| (p.protocol.clone().unwrap_or_default(), p.port.clone()))
+                            .collect::<Vec<_>>()
+                    };
+                assert_eq!(
+                    tcp_ports(&ingress[0].ports),
+                    vec![("TCP".into(), Some(IntOrString::Int(8080)))]
+                );
+                let from = ingress[0]
+                    .from
+                    .as_ref()
+                    .expect("the HTTP port names who may reach it");
+                let namespaces: BTreeSet<String> = from
+                    .iter()
+                    .map(|peer| {
+                        assert!(peer.ip_block.is_none(), "no address block admits the world");
+                        peer.namespace_selector
+                            .as_ref()
+                            .and_then(|s| s.match_labels.as_ref())
+                            .and_then(|l| l.get("kubernetes.io/metadata.name"))
+                            .cloned()
+                            .expect("a namespace by name")
+                    })
+                    .collect();
+                assert_eq!(
+                    namespaces,
+                    BTreeSet::from(["ingress-nginx".to_string(), "monitoring".to_string()])
+                );
+                assert_eq!(
+                    tcp_ports(&ingress[1].ports),
+                    vec![("TCP".into(), Some(IntOrString::Int(8081)))]
+                );
+                let egress = spec.egress.expect("egress rules");
+                assert_eq!(egress.len(), 2, "DNS, and the API server");
+                assert_eq!(
+                    tcp_ports(&egress[0].ports),
+                    vec![
+                        ("UDP".into(), Some(IntOrString::Int(53))),
+                        ("TCP".into(), Some(IntOrString::Int(53)))
+                    ]
+                );
+                let dns = egress[0].to.as_ref().expect("DNS is the cluster's");
+                assert_eq!(dns.len(), 1);
+                assert_eq!(
+                    tcp_ports(&egress[1].ports),
+                    vec![
+                        ("TCP".into(), Some(IntOrString::Int(443))),
+                        ("TCP".into(), Some(IntOrString::Int(6443)))
+                    ],
+                    "only the API server's ports"
+                );
             }
             "Deployment" => {
                 let deployment: Deployment = serde_json::from_value(doc.clone()).expect(file);
@@ -139,6 +198,28 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                     .flatten()
                     .find(|p| p.name.as_deref() == Some("http"))
                     .map(|p| p.container_port);
+                let probe_port = container
+                    .ports
+                    .iter()
+                    .flatten()
+                    .find(|p| p.name.as_deref() == Some("probes"))
+                    .map(|p| p.container_port);
+                assert_eq!(probe_port, Some(8081));
+                assert!(
+                    args.iter().any(|a| a == "--probe-listen=0.0.0.0:8081"),
+                    "{args:?}"
+                );
+                for probe in [&container.readiness_probe, &container.liveness_probe] {
+                    let port = probe
+                        .as_ref()
+                        .and_then(|p| p.http_get.as_ref())
+                        .map(|g| g.port.clone());
+                    assert_eq!(
+                        port,
+                        Some(IntOrString::String("probes".into())),
+                        "the probes use their own listener"
+                    );
+                }
                 let security = container
                     .security_context
                     .as_ref()

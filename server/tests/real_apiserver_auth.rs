@@ -161,7 +161,15 @@ async fn rbac_decides_what_each_identity_sees_and_a_revoked_binding_closes_the_s
                 "{path} {headers:?}"
             );
             assert_eq!(answer.www_authenticate.as_deref(), Some("Bearer"));
-            assert_eq!(answer.body, r#"{"error":"unauthorized"}"#);
+            if path == "/api/v1/session" {
+                // The sign-in form's hint: the mode, and no audience asked.
+                assert_eq!(
+                    answer.json(),
+                    serde_json::json!({"error": "unauthorized", "auth": "kubernetes", "tokenAudience": null})
+                );
+            } else {
+                assert_eq!(answer.body, r#"{"error":"unauthorized"}"#);
+            }
         }
     }
 

@@ -185,6 +185,25 @@ impl AuthState {
     }
 }
 
+/// How to get a token, from a 401 answer of `GET /api/v1/session`: with
+/// `--auth kubernetes` it names the mode and the audience the server wants
+/// (`{"error":"unauthorized","auth":"kubernetes","tokenAudience":…}`). The
+/// text is shown as text.
+pub fn token_hint(body: &str) -> Option<String> {
+    let answer: serde_json::Value = serde_json::from_str(body).ok()?;
+    if answer.get("auth").and_then(|a| a.as_str()) != Some("kubernetes") {
+        return None;
+    }
+    let audience = answer
+        .get("tokenAudience")
+        .and_then(|a| a.as_str())
+        .map(|a| format!(" --audience {a}"))
+        .unwrap_or_default();
+    Some(format!(
+        "Paste a Kubernetes token, for example: kubectl create token SERVICE-ACCOUNT -n NAMESPACE{audience}"
+    ))
+}
+
 /// The body of a sign-in request: the token as a JSON string, escaped.
 pub fn sign_in_body(token: &str) -> String {
     serde_json::json!({ "token": token }).to_string()
@@ -275,6 +294,26 @@ mod tests {
         // A second 401 (the stream and a fetch both noticed) keeps the line.
         state.on_unauthorized();
         assert!(state.message().is_some_and(|m| m.contains("ended")));
+    }
+
+    #[test]
+    #[wasm_bindgen_test]
+    fn a_kubernetes_401_says_how_to_mint_a_token_with_the_audience() {
+        assert_eq!(
+            token_hint(r#"{"error":"unauthorized","auth":"kubernetes","tokenAudience":"dispatch-dash"}"#)
+                .as_deref(),
+            Some("Paste a Kubernetes token, for example: kubectl create token SERVICE-ACCOUNT -n NAMESPACE --audience dispatch-dash")
+        );
+        let plain =
+            token_hint(r#"{"error":"unauthorized","auth":"kubernetes","tokenAudience":null}"#)
+                .expect("a hint");
+        assert!(plain.ends_with("-n NAMESPACE"), "{plain}");
+        assert_eq!(
+            token_hint(r#"{"error":"unauthorized","auth":"token"}"#),
+            None
+        );
+        assert_eq!(token_hint(r#"{"error":"unauthorized"}"#), None);
+        assert_eq!(token_hint("not json"), None);
     }
 
     #[test]

@@ -15,14 +15,23 @@
 //! Answers are cached by the SHA-256 of the token (raw tokens are never
 //! keys): an allow for at most [`AuthConfig::allow_ttl`], a deny for
 //! [`AuthConfig::deny_ttl`], in at most [`AuthConfig::max_cache_entries`]
-//! entries per cache. A stream's periodic re-check asks for answers no older
-//! than its interval, so a revocation reaches an open stream within two
-//! intervals.
+//! entries and [`AuthConfig::max_cache_bytes`] bytes per cache; expired
+//! entries are purged as new ones come. A stream's periodic re-check asks
+//! for answers no older than its interval, so a revocation reaches an open
+//! stream within two intervals.
+//!
+//! What a caller can make the cluster do is bounded too: a `{ns}` that is
+//! not a DNS-1123 label is refused before any review ([`is_namespace_name`]),
+//! review misses are rate-limited per identity and failed authentications
+//! per client address ([`super::limiter`]), and at most
+//! [`MAX_REVIEWS_IN_FLIGHT`] reviews are in flight at once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use std::sync::Arc;
 
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
@@ -31,10 +40,87 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::{Api, PostParams};
 use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+
+use super::limiter::{Rate, RateLimiter};
 
 /// The ClusterRole the server's own identity must be bound to in
 /// `kubernetes` mode.
 pub const AUTH_DELEGATOR_ROLE: &str = "system:auth-delegator";
+
+/// Reviews (TokenReviews and SubjectAccessReviews) in flight at once; more
+/// wait their turn, within the request's time limit.
+pub const MAX_REVIEWS_IN_FLIGHT: usize = 32;
+
+/// How fast one identity may cost SubjectAccessReviews (cache misses).
+pub const REVIEW_MISS_RATE: Rate = Rate {
+    burst: 64.0,
+    per_second: 8.0,
+};
+
+/// How fast one client address may fail to authenticate.
+pub const FAILED_AUTH_RATE: Rate = Rate {
+    burst: 20.0,
+    per_second: 1.0,
+};
+
+/// A secret: a token, or the shared secret of `--auth token`. Its `Debug`
+/// says `[redacted]`, so no log line, panic message or `{:?}` shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Arc<str>);
+
+impl Secret {
+    /// The secret's text, for comparing and sending it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(text: &str) -> Self {
+        Secret(text.into())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(text: String) -> Self {
+        Secret(text.into())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Secret::from)
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Secret::from(text))
+    }
+}
+
+/// Whether `name` can name a namespace: a DNS-1123 label (at most 63
+/// lowercase letters, digits and `-`, starting and ending with a letter or
+/// digit), as the API server requires. Anything else is refused before a
+/// review is asked, so a long or odd path costs the cluster nothing.
+pub fn is_namespace_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let alphanumeric = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes.first().is_some_and(alphanumeric)
+        && bytes.last().is_some_and(alphanumeric)
+        && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
+}
 
 /// Errors of authentication and authorization.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +136,10 @@ pub enum Error {
     /// The API server answered a review without a status.
     #[error("a review came back without a status")]
     NoStatus,
+    /// The caller (an identity, or a client address) asked for reviews
+    /// faster than its rate; it should try again shortly.
+    #[error("too many review misses; slow down")]
+    RateLimited,
     /// The server's own identity may not create the reviews.
     #[error(
         "the server's own identity may not create {missing}: bind it to the ClusterRole \
@@ -89,13 +179,19 @@ pub struct AuthConfig {
     /// The mode.
     pub mode: AuthMode,
     /// The shared token of `token` mode.
-    pub token: Option<String>,
+    pub token: Option<Secret>,
+    /// `kubernetes` mode: the audience TokenReviews ask for, and a token's
+    /// review must name in `status.audiences` (`--token-audience`), so a
+    /// token minted for another service is not accepted here.
+    pub token_audience: Option<String>,
     /// How long an allow (a valid token, a permitted access) is cached.
     pub allow_ttl: Duration,
     /// How long a deny is cached.
     pub deny_ttl: Duration,
     /// Entries per cache at most.
     pub max_cache_entries: usize,
+    /// Bytes per cache at most (keys and answers, as held).
+    pub max_cache_bytes: usize,
     /// How often an open event stream re-checks its caller's access.
     pub recheck_interval: Duration,
     /// A session ends after this long unused.
@@ -111,9 +207,11 @@ impl Default for AuthConfig {
         AuthConfig {
             mode: AuthMode::None,
             token: None,
+            token_audience: None,
             allow_ttl: Duration::from_secs(60),
             deny_ttl: Duration::from_secs(10),
             max_cache_entries: 10_000,
+            max_cache_bytes: 4 * 1024 * 1024,
             recheck_interval: Duration::from_secs(30),
             session_idle_timeout: Duration::from_secs(8 * 3600),
             max_sessions: 10_000,
@@ -208,12 +306,77 @@ pub fn token_key(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+/// What a cache entry weighs: the bytes its key or answer holds, counted
+/// against [`AuthConfig::max_cache_bytes`].
+pub trait Weigh {
+    /// Bytes held, the value itself included.
+    fn weight(&self) -> usize;
+}
+
+impl Weigh for bool {
+    fn weight(&self) -> usize {
+        1
+    }
+}
+
+impl Weigh for u8 {
+    fn weight(&self) -> usize {
+        1
+    }
+}
+
+impl Weigh for [u8; 32] {
+    fn weight(&self) -> usize {
+        32
+    }
+}
+
+impl<A: Weigh, B: Weigh> Weigh for (A, B) {
+    fn weight(&self) -> usize {
+        self.0.weight() + self.1.weight()
+    }
+}
+
+impl<T: Weigh> Weigh for Option<T> {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>() + self.as_ref().map_or(0, Weigh::weight)
+    }
+}
+
+impl<T: Weigh> Weigh for Arc<T> {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>() + T::weight(self)
+    }
+}
+
+impl Weigh for Identity {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.user.len()
+            + self.uid.as_ref().map_or(0, String::len)
+            + self.groups.iter().map(|g| g.len() + 24).sum::<usize>()
+            + (self.extra.iter())
+                .map(|(k, v)| k.len() + v.iter().map(|x| x.len() + 24).sum::<usize>() + 48)
+                .sum::<usize>()
+    }
+}
+
 /// A bounded map of answers that expire: allows after one TTL, denies
-/// after another.
+/// after another. Bounded by count and by bytes; expired entries are purged
+/// as new ones come (at most once a second, so a burst of inserts costs one
+/// sweep), and when it is still full the entries closest to expiring go.
 #[derive(Debug)]
 pub struct DecisionCache<K, V> {
-    entries: Mutex<HashMap<K, CacheEntry<V>>>,
+    inner: Mutex<CacheInner<K, V>>,
     max_entries: usize,
+    max_bytes: usize,
+}
+
+#[derive(Debug)]
+struct CacheInner<K, V> {
+    entries: HashMap<K, CacheEntry<V>>,
+    bytes: usize,
+    next_sweep: Option<Instant>,
 }
 
 #[derive(Debug, Clone)]
@@ -221,59 +384,104 @@ struct CacheEntry<V> {
     value: V,
     stored: Instant,
     expires: Instant,
+    weight: usize,
 }
 
-impl<K: std::hash::Hash + Eq + Clone, V: Clone> DecisionCache<K, V> {
-    /// A cache of at most `max_entries` entries.
-    pub fn new(max_entries: usize) -> Self {
+/// How often inserts purge expired entries.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// What the map itself spends per entry, besides the key and the answer.
+const ENTRY_OVERHEAD: usize = 48;
+
+impl<K: std::hash::Hash + Eq + Clone + Weigh, V: Clone + Weigh> DecisionCache<K, V> {
+    /// A cache of at most `max_entries` entries and `max_bytes` bytes.
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
         DecisionCache {
-            entries: Mutex::new(HashMap::new()),
+            inner: Mutex::new(CacheInner {
+                entries: HashMap::new(),
+                bytes: 0,
+                next_sweep: None,
+            }),
             max_entries: max_entries.max(1),
+            max_bytes,
         }
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<K, CacheEntry<V>>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    fn inner(&self) -> std::sync::MutexGuard<'_, CacheInner<K, V>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The answer for `key`, unless it expired or is older than `max_age`.
     pub fn get(&self, key: &K, now: Instant, max_age: Option<Duration>) -> Option<V> {
-        let entries = self.entries();
-        let entry = entries.get(key)?;
+        let inner = self.inner();
+        let entry = inner.entries.get(key)?;
         let fresh = now < entry.expires
             && max_age.is_none_or(|age| now.saturating_duration_since(entry.stored) < age);
         fresh.then(|| entry.value.clone())
     }
 
-    /// Stores an answer for `ttl`. When full, expired entries go first,
-    /// then the one closest to expiring.
+    /// Stores an answer for `ttl`. An answer heavier than the whole byte
+    /// bound is not stored.
     pub fn put(&self, key: K, value: V, now: Instant, ttl: Duration) {
-        let mut entries = self.entries();
-        if entries.len() >= self.max_entries && !entries.contains_key(&key) {
-            entries.retain(|_, e| now < e.expires);
-            if entries.len() >= self.max_entries {
-                let soonest = entries
-                    .iter()
-                    .min_by_key(|(_, e)| e.expires)
-                    .map(|(k, _)| k.clone());
-                if let Some(k) = soonest {
-                    entries.remove(&k);
+        let weight = key.weight() + value.weight() + ENTRY_OVERHEAD;
+        if weight > self.max_bytes {
+            return;
+        }
+        let mut inner = self.inner();
+        if let Some(old) = inner.entries.remove(&key) {
+            inner.bytes -= old.weight;
+        }
+        if inner.next_sweep.is_none_or(|at| now >= at) {
+            inner.next_sweep = Some(now + SWEEP_EVERY);
+            let mut freed = 0;
+            inner.entries.retain(|_, e| {
+                let keep = now < e.expires;
+                if !keep {
+                    freed += e.weight;
                 }
+                keep
+            });
+            inner.bytes -= freed;
+        }
+        while !inner.entries.is_empty()
+            && (inner.entries.len() >= self.max_entries || inner.bytes + weight > self.max_bytes)
+        {
+            let soonest = (inner.entries.iter())
+                .min_by_key(|(_, e)| e.expires)
+                .map(|(k, _)| k.clone());
+            let Some(soonest) = soonest else { break };
+            if let Some(gone) = inner.entries.remove(&soonest) {
+                inner.bytes -= gone.weight;
             }
         }
-        entries.insert(
+        inner.bytes += weight;
+        inner.entries.insert(
             key,
             CacheEntry {
                 value,
                 stored: now,
                 expires: now + ttl,
+                weight,
             },
         );
     }
 
-    /// Entries held now (expired ones included until they are pushed out).
+    /// Forgets `key`'s answer.
+    pub fn remove(&self, key: &K) {
+        let mut inner = self.inner();
+        if let Some(gone) = inner.entries.remove(key) {
+            inner.bytes -= gone.weight;
+        }
+    }
+
+    /// Entries held now (expired ones included until they are purged).
     pub fn len(&self) -> usize {
-        self.entries().len()
+        self.inner().entries.len()
+    }
+
+    /// Bytes held now, as [`Weigh`] counts them.
+    pub fn bytes(&self) -> usize {
+        self.inner().bytes
     }
 
     /// Whether the cache holds nothing.
@@ -287,8 +495,50 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> DecisionCache<K, V> {
 enum Access {
     /// `list` TrainJobs and pods in a namespace.
     Namespace(String),
+    /// `list` TrainJobs and pods in every namespace (one review that, when
+    /// it allows, answers for all of them).
+    AllNamespaces,
     /// `get` on `/metrics`.
     Metrics,
+}
+
+impl Weigh for Access {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                Access::Namespace(ns) => ns.len(),
+                Access::AllNamespaces | Access::Metrics => 0,
+            }
+    }
+}
+
+/// Which namespaces of a list one caller may see, as last reviewed.
+#[derive(Debug, Clone, Default)]
+pub struct VisibleNamespaces {
+    /// The caller may list TrainJobs and pods in every namespace.
+    everywhere: bool,
+    /// The namespaces reviewed.
+    asked: std::collections::BTreeSet<String>,
+    /// Those of them allowed.
+    allowed: std::collections::BTreeSet<String>,
+}
+
+impl Weigh for VisibleNamespaces {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + (self.asked.iter().chain(&self.allowed))
+                .map(|ns| ns.len() + 32)
+                .sum::<usize>()
+    }
+}
+
+/// The cache sizes, for `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Entries of each cache: identities, access decisions, namespace lists.
+    pub entries: [usize; 3],
+    /// Bytes of each cache, in the same order.
+    pub bytes: [usize; 3],
 }
 
 /// Checks identities and access the way the mode says.
@@ -297,6 +547,10 @@ pub struct Authenticator {
     client: Option<kube::Client>,
     identities: DecisionCache<[u8; 32], Option<Identity>>,
     access: DecisionCache<([u8; 32], Access), bool>,
+    lists: DecisionCache<[u8; 32], Arc<VisibleNamespaces>>,
+    in_flight: Semaphore,
+    review_misses: RateLimiter<[u8; 32]>,
+    failed_auth: RateLimiter<IpAddr>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -313,13 +567,35 @@ impl Authenticator {
     /// An authenticator; `client` (the server's own) makes the reviews of
     /// `kubernetes` mode.
     pub fn new(config: AuthConfig, client: Option<kube::Client>) -> Self {
-        let max = config.max_cache_entries;
+        let (max, bytes) = (config.max_cache_entries, config.max_cache_bytes);
         Authenticator {
             config,
             client,
-            identities: DecisionCache::new(max),
-            access: DecisionCache::new(max),
+            identities: DecisionCache::new(max, bytes),
+            access: DecisionCache::new(max, bytes),
+            lists: DecisionCache::new(max, bytes),
+            in_flight: Semaphore::new(MAX_REVIEWS_IN_FLIGHT),
+            review_misses: RateLimiter::new(REVIEW_MISS_RATE, max),
+            failed_auth: RateLimiter::new(FAILED_AUTH_RATE, max),
         }
+    }
+
+    /// The caches' sizes now.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            entries: [self.identities.len(), self.access.len(), self.lists.len()],
+            bytes: [
+                self.identities.bytes(),
+                self.access.bytes(),
+                self.lists.bytes(),
+            ],
+        }
+    }
+
+    /// Waits for a place among the reviews in flight.
+    async fn review_slot(&self) -> Result<tokio::sync::SemaphorePermit<'_>, Error> {
+        // The semaphore is never closed; a closed one would mean no review.
+        self.in_flight.acquire().await.map_err(|_| Error::NoStatus)
     }
 
     /// The settings.
@@ -338,10 +614,14 @@ impl Authenticator {
     }
 
     /// Who `token` is. `max_age`: ignore cached answers older than that.
+    /// `origin`: the client address, whose failed attempts are
+    /// rate-limited (a client out of attempts gets [`Error::RateLimited`]
+    /// before its token is checked).
     pub async fn authenticate(
         &self,
         token: &str,
         max_age: Option<Duration>,
+        origin: Option<IpAddr>,
     ) -> Result<Identity, Error> {
         if token.is_empty() {
             return Err(Error::Unauthenticated);
@@ -349,7 +629,8 @@ impl Authenticator {
         match self.config.mode {
             AuthMode::None => Err(Error::Unauthenticated),
             AuthMode::Token => {
-                let expected = self.config.token.as_deref().unwrap_or("");
+                self.check_failed_auth_budget(origin)?;
+                let expected = self.config.token.as_ref().map_or("", Secret::expose);
                 if !expected.is_empty() && constant_time_eq(token.as_bytes(), expected.as_bytes()) {
                     Ok(Identity {
                         user: "token".into(),
@@ -358,6 +639,7 @@ impl Authenticator {
                         extra: BTreeMap::new(),
                     })
                 } else {
+                    self.spend_failed_auth(origin);
                     Err(Error::Unauthenticated)
                 }
             }
@@ -367,10 +649,12 @@ impl Authenticator {
                 let answer = match self.identities.get(&key, now, max_age) {
                     Some(answer) => answer,
                     None => {
+                        self.check_failed_auth_budget(origin)?;
                         let answer = self.token_review(token).await?;
                         let ttl = if answer.is_some() {
                             self.config.allow_ttl
                         } else {
+                            self.spend_failed_auth(origin);
                             self.config.deny_ttl
                         };
                         self.identities
@@ -383,12 +667,27 @@ impl Authenticator {
         }
     }
 
+    /// [`Error::RateLimited`] when `origin` has no failed attempt left.
+    fn check_failed_auth_budget(&self, origin: Option<IpAddr>) -> Result<(), Error> {
+        match origin {
+            Some(ip) if !self.failed_auth.has_token(&ip, Instant::now()) => Err(Error::RateLimited),
+            _ => Ok(()),
+        }
+    }
+
+    fn spend_failed_auth(&self, origin: Option<IpAddr>) {
+        if let Some(ip) = origin {
+            self.failed_auth.allow(&ip, Instant::now());
+        }
+    }
+
     async fn token_review(&self, token: &str) -> Result<Option<Identity>, Error> {
+        let _slot = self.review_slot().await?;
         let api: Api<TokenReview> = Api::all(self.client()?);
         let review = TokenReview {
             spec: TokenReviewSpec {
                 token: token.to_string(),
-                audiences: None,
+                audiences: self.config.token_audience.clone().map(|a| vec![a]),
             },
             ..TokenReview::default()
         };
@@ -399,6 +698,13 @@ impl Authenticator {
             .ok_or(Error::NoStatus)?;
         if status.authenticated != Some(true) {
             return Ok(None);
+        }
+        if let Some(audience) = &self.config.token_audience {
+            // The API server names the audiences the token is good for
+            // among those asked; a token for another service names none.
+            if !status.audiences.iter().flatten().any(|a| a == audience) {
+                return Ok(None);
+            }
         }
         let Some(user) = status.user else {
             return Ok(None);
@@ -415,27 +721,99 @@ impl Authenticator {
     }
 
     /// Whether the caller (`token`, who is `identity`) may see
-    /// `namespace`. Always true outside `kubernetes` mode.
+    /// `namespace`. Always true outside `kubernetes` mode. A name that is
+    /// not a DNS-1123 label is never seen, and costs no review. A request's
+    /// review misses ([`Spend::Request`]) are rate-limited per identity; an
+    /// open stream's re-checks ([`Spend::Recheck`]), bounded by the stream
+    /// caps, are not.
     pub async fn may_see_namespace(
         &self,
         token: &str,
         identity: &Identity,
         namespace: &str,
         max_age: Option<Duration>,
+        spend: Spend,
     ) -> Result<bool, Error> {
-        self.may(
-            token,
-            identity,
-            Access::Namespace(namespace.into()),
-            max_age,
-        )
-        .await
+        if self.config.mode != AuthMode::Kubernetes {
+            return Ok(true);
+        }
+        if !is_namespace_name(namespace) {
+            return Ok(false);
+        }
+        let access = Access::Namespace(namespace.into());
+        self.may(token, identity, access, max_age, spend).await
     }
 
     /// Whether the caller may read `/metrics`. Always true outside
     /// `kubernetes` mode.
     pub async fn may_read_metrics(&self, token: &str, identity: &Identity) -> Result<bool, Error> {
-        self.may(token, identity, Access::Metrics, None).await
+        self.may(token, identity, Access::Metrics, None, Spend::Request)
+            .await
+    }
+
+    /// Which of `namespaces` the caller may see, in their order. Outside
+    /// `kubernetes` mode, all of them. One review of every namespace at once
+    /// comes first; when it allows, no namespace is reviewed alone.
+    /// Otherwise each namespace not reviewed before is, at most 16 at once,
+    /// and the answer for the whole list is kept as one cache entry, so a
+    /// list again within the allow TTL makes no review.
+    pub async fn visible_namespaces(
+        &self,
+        token: &str,
+        identity: &Identity,
+        namespaces: Vec<String>,
+    ) -> Result<Vec<String>, Error> {
+        use futures::StreamExt;
+        if self.config.mode != AuthMode::Kubernetes {
+            return Ok(namespaces);
+        }
+        let key = token_key(token);
+        let known = self.lists.get(&key, Instant::now(), None);
+        let mut visible = known.as_deref().cloned().unwrap_or_default();
+        if known.is_none() {
+            visible.everywhere = self
+                .may(token, identity, Access::AllNamespaces, None, Spend::List)
+                .await?;
+        }
+        if visible.everywhere {
+            if known.is_none() {
+                let ttl = self.config.allow_ttl;
+                self.lists.put(key, Arc::new(visible), Instant::now(), ttl);
+            }
+            return Ok(namespaces);
+        }
+        let unasked: Vec<String> = (namespaces.iter())
+            .filter(|ns| known.as_ref().is_none_or(|k| !k.asked.contains(*ns)))
+            .cloned()
+            .collect();
+        if known.is_none() || !unasked.is_empty() {
+            let verdicts: Vec<(String, Result<bool, Error>)> = futures::stream::iter(unasked)
+                .map(|ns| async move {
+                    let access = Access::Namespace(ns.clone());
+                    let verdict = if is_namespace_name(&ns) {
+                        self.may(token, identity, access, None, Spend::List).await
+                    } else {
+                        Ok(false)
+                    };
+                    (ns, verdict)
+                })
+                .buffered(16)
+                .collect()
+                .await;
+            for (ns, verdict) in verdicts {
+                if verdict? {
+                    visible.allowed.insert(ns.clone());
+                }
+                visible.asked.insert(ns);
+            }
+            let ttl = self.config.allow_ttl;
+            self.lists
+                .put(key, Arc::new(visible.clone()), Instant::now(), ttl);
+        }
+        Ok(namespaces
+            .into_iter()
+            .filter(|ns| visible.allowed.contains(ns))
+            .collect())
     }
 
     async fn may(
@@ -444,6 +822,7 @@ impl Authenticator {
         identity: &Identity,
         access: Access,
         max_age: Option<Duration>,
+        spend: Spend,
     ) -> Result<bool, Error> {
         if self.config.mode != AuthMode::Kubernetes {
             return Ok(true);
@@ -451,6 +830,9 @@ impl Authenticator {
         let key = (token_key(token), access);
         if let Some(allowed) = self.access.get(&key, Instant::now(), max_age) {
             return Ok(allowed);
+        }
+        if spend == Spend::Request && !self.review_misses.allow(&key.0, Instant::now()) {
+            return Err(Error::RateLimited);
         }
         let allowed = match &key.1 {
             Access::Namespace(ns) => {
@@ -462,6 +844,13 @@ impl Authenticator {
                         .subject_access(identity, resource("", "pods", ns))
                         .await?
             }
+            Access::AllNamespaces => {
+                self.subject_access(identity, resource("trainer.kubeflow.org", "trainjobs", ""))
+                    .await?
+                    && self
+                        .subject_access(identity, resource("", "pods", ""))
+                        .await?
+            }
             Access::Metrics => self.subject_access_metrics(identity).await?,
         };
         let ttl = if allowed {
@@ -469,7 +858,18 @@ impl Authenticator {
         } else {
             self.config.deny_ttl
         };
-        self.access.put(key, allowed, Instant::now(), ttl);
+        let now = Instant::now();
+        if let Access::Namespace(ns) = &key.1 {
+            // A fresh answer (a stream's re-check, say) that contradicts the
+            // cached list makes the list stale: it is asked again.
+            let stale = self.lists.get(&key.0, now, None).is_some_and(|list| {
+                list.asked.contains(ns) && list.allowed.contains(ns) != allowed
+            });
+            if stale {
+                self.lists.remove(&key.0);
+            }
+        }
+        self.access.put(key, allowed, now, ttl);
         Ok(allowed)
     }
 
@@ -495,6 +895,7 @@ impl Authenticator {
         resource_attributes: Option<ResourceAttributes>,
         non_resource_attributes: Option<NonResourceAttributes>,
     ) -> Result<bool, Error> {
+        let _slot = self.review_slot().await?;
         let api: Api<SubjectAccessReview> = Api::all(self.client()?);
         let review = SubjectAccessReview {
             spec: SubjectAccessReviewSpec {
@@ -559,11 +960,23 @@ impl Authenticator {
     }
 }
 
+/// Who a review miss is charged to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spend {
+    /// A request of the caller's: rate-limited per identity.
+    Request,
+    /// An open stream's periodic re-check (bounded by the stream caps).
+    Recheck,
+    /// The namespace list: bounded by its own concurrency and cached whole.
+    List,
+}
+
+/// `list` of a resource in `namespace` (`""`: every namespace).
 fn resource(group: &str, resource: &str, namespace: &str) -> ResourceAttributes {
     ResourceAttributes {
         group: Some(group.into()),
         resource: Some(resource.into()),
-        namespace: Some(namespace.into()),
+        namespace: Some(namespace.into()).filter(|ns: &String| !ns.is_empty()),
         verb: Some("list".into()),
         ..ResourceAttributes::default()
     }
@@ -592,7 +1005,7 @@ mod tests {
 
     #[test]
     fn cache_keeps_answers_for_their_ttl_and_honours_a_max_age() {
-        let cache: DecisionCache<u8, bool> = DecisionCache::new(8);
+        let cache: DecisionCache<u8, bool> = DecisionCache::new(8, 1 << 20);
         let t0 = Instant::now();
         cache.put(1, true, t0, Duration::from_secs(60));
         cache.put(2, false, t0, Duration::from_secs(10));
@@ -614,7 +1027,7 @@ mod tests {
 
     #[test]
     fn cache_is_bounded_expired_first_then_the_soonest_to_expire() {
-        let cache: DecisionCache<u8, bool> = DecisionCache::new(3);
+        let cache: DecisionCache<u8, bool> = DecisionCache::new(3, 1 << 20);
         let t0 = Instant::now();
         cache.put(1, true, t0, Duration::from_secs(60));
         cache.put(2, false, t0, Duration::from_secs(10));
@@ -629,6 +1042,134 @@ mod tests {
         assert_eq!(cache.get(&3, later, None), None, "the expired one went");
         assert_eq!(cache.get(&1, later, None), Some(true));
         assert_eq!(cache.get(&4, later, None), Some(true));
+    }
+
+    #[test]
+    fn cache_is_bounded_in_bytes_and_purges_expired_entries_on_insert() {
+        // Each entry: a 32-byte key, a 1-byte answer and the overhead.
+        let per_entry = 32 + 1 + ENTRY_OVERHEAD;
+        let cache: DecisionCache<[u8; 32], bool> = DecisionCache::new(1_000, per_entry * 10);
+        let t0 = Instant::now();
+        for i in 0..100u8 {
+            cache.put([i; 32], true, t0, Duration::from_secs(60));
+            assert!(cache.bytes() <= per_entry * 10, "{} bytes", cache.bytes());
+        }
+        assert_eq!(cache.len(), 10, "the byte bound, not the count, decides");
+        assert_eq!(cache.bytes(), per_entry * 10);
+        // Short-lived entries are gone at the next insert after they expire,
+        // whether or not the cache is full.
+        let short: DecisionCache<[u8; 32], bool> = DecisionCache::new(1_000, 1 << 20);
+        for i in 0..50u8 {
+            short.put([i; 32], false, t0, Duration::from_secs(1));
+        }
+        short.put(
+            [200; 32],
+            true,
+            t0 + Duration::from_secs(2),
+            Duration::from_secs(60),
+        );
+        assert_eq!(short.len(), 1, "expired entries purged on insert");
+        assert_eq!(short.bytes(), per_entry);
+        // Replacing an entry does not count it twice.
+        short.put(
+            [200; 32],
+            false,
+            t0 + Duration::from_secs(2),
+            Duration::from_secs(60),
+        );
+        assert_eq!(short.bytes(), per_entry);
+        // An answer heavier than the whole bound is not kept.
+        let tiny: DecisionCache<[u8; 32], bool> = DecisionCache::new(10, 10);
+        tiny.put([1; 32], true, t0, Duration::from_secs(60));
+        assert!(tiny.is_empty());
+    }
+
+    #[test]
+    fn identities_weigh_what_they_hold() {
+        let small = Identity {
+            user: "a".into(),
+            uid: None,
+            groups: Vec::new(),
+            extra: BTreeMap::new(),
+        };
+        let big = Identity {
+            groups: vec!["g".repeat(10_000)],
+            ..small.clone()
+        };
+        assert!(big.weight() >= small.weight() + 10_000);
+        assert!(Some(big).weight() > 10_000);
+    }
+
+    #[test]
+    fn namespace_names_are_dns_1123_labels() {
+        for good in ["team-a", "a", "0", "a-b-c", &"a".repeat(63)] {
+            assert!(is_namespace_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "Team",
+            "a_b",
+            "a.b",
+            "ä",
+            &"a".repeat(64),
+            "a/b",
+            " a",
+        ] {
+            assert!(!is_namespace_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_secret_never_prints() {
+        let secret = Secret::from("s3cret-value");
+        assert_eq!(format!("{secret:?}"), "[redacted]");
+        assert_eq!(secret.expose(), "s3cret-value");
+        let config = AuthConfig {
+            token: Some(secret),
+            ..AuthConfig::default()
+        };
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+
+    #[tokio::test]
+    async fn failed_attempts_from_one_address_run_out_and_others_are_unaffected() {
+        let auth = Authenticator::new(
+            AuthConfig {
+                mode: AuthMode::Token,
+                token: Some("t0ken".into()),
+                ..AuthConfig::default()
+            },
+            None,
+        );
+        let guesser: IpAddr = "192.0.2.1".parse().expect("ip");
+        let user: IpAddr = "192.0.2.2".parse().expect("ip");
+        let mut refused = 0;
+        for i in 0..30 {
+            match auth
+                .authenticate(&format!("guess-{i}"), None, Some(guesser))
+                .await
+            {
+                Err(Error::Unauthenticated) => {}
+                Err(Error::RateLimited) => refused += 1,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            refused, 10,
+            "20 failures, then none until the bucket refills"
+        );
+        // Even the right token waits: the address is out of attempts.
+        assert!(matches!(
+            auth.authenticate("t0ken", None, Some(guesser)).await,
+            Err(Error::RateLimited)
+        ));
+        assert!(auth.authenticate("t0ken", None, Some(user)).await.is_ok());
+        // Successes spend nothing.
+        for _ in 0..100 {
+            assert!(auth.authenticate("t0ken", None, Some(user)).await.is_ok());
+        }
     }
 
     #[test]
@@ -700,15 +1241,18 @@ mod tests {
             None,
         );
         assert_eq!(
-            auth.authenticate("t0ken", None).await.expect("valid").user,
+            auth.authenticate("t0ken", None, None)
+                .await
+                .expect("valid")
+                .user,
             "token"
         );
         assert!(matches!(
-            auth.authenticate("t0ke", None).await,
+            auth.authenticate("t0ke", None, None).await,
             Err(Error::Unauthenticated)
         ));
         assert!(matches!(
-            auth.authenticate("", None).await,
+            auth.authenticate("", None, None).await,
             Err(Error::Unauthenticated)
         ));
     }

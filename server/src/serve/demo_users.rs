@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 /// One line of the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DemoUser {
-    /// The bearer token.
-    pub token: String,
+    /// The bearer token (redacted from `Debug`).
+    pub token: super::auth::Secret,
     /// The user name TokenReviews give for it.
     pub name: String,
     /// The namespaces the user may read.
@@ -104,7 +104,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<DemoUser>, Error> {
                 ),
             ));
         };
-        if let Some(other) = users.iter().find(|u| u.token == token) {
+        if let Some(other) = users.iter().find(|u| u.token.expose() == token) {
             return Err(fail(1, format!("this token is already {}'s", other.name)));
         }
         let _ = name_column;
@@ -116,7 +116,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<DemoUser>, Error> {
             list.push(ns.to_string());
         }
         users.push(DemoUser {
-            token: token.to_string(),
+            token: token.into(),
             name: name.to_string(),
             namespaces: list,
         });
@@ -143,7 +143,7 @@ pub fn grants(user: &DemoUser) -> Vec<emulator::Grant> {
 /// Teaches the embedded cluster these users: their tokens and [`grants`].
 pub fn install(emulator: &emulator::Emulator, users: &[DemoUser]) {
     for user in users {
-        emulator.set_user(&user.token, &user.name, &[]);
+        emulator.set_user(user.token.expose(), &user.name, &[]);
         for grant in grants(user) {
             emulator.grant(grant);
         }

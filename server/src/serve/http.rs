@@ -22,13 +22,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
-use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
 use tower_http::limit::RequestBodyLimitLayer;
 
-use super::auth::{self, AuthMode, Authenticator, Identity};
+use super::auth::{self, AuthMode, Authenticator, Identity, Secret, Spend};
 use super::health::WatchState;
 use super::history::{self, HistoryKey};
 use super::hosts::HostPolicy;
@@ -172,6 +171,9 @@ pub enum AppError {
     /// A TokenReview or SubjectAccessReview could not be made.
     #[error("authentication is unavailable; try again later")]
     AuthUnavailable,
+    /// The caller asked for reviews faster than its rate.
+    #[error("too many requests; slow down")]
+    TooManyRequests,
     /// The SSE client cap is reached.
     #[error("too many event streams are open; try again later")]
     TooManyStreams,
@@ -201,6 +203,7 @@ impl IntoResponse for AppError {
             | AppError::Timeout
             | AppError::AuthUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             AppError::MisdirectedHost => StatusCode::MISDIRECTED_REQUEST,
+            AppError::TooManyRequests => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut response = (status, Json(json!({"error": self.to_string()}))).into_response();
@@ -215,6 +218,7 @@ impl IntoResponse for AppError {
                 | AppError::TooManyStreamsFromClient
                 | AppError::Timeout
                 | AppError::AuthUnavailable
+                | AppError::TooManyRequests
         ) {
             response
                 .headers_mut()
@@ -239,6 +243,21 @@ where
     S::Future: Send + 'static,
 {
     guarded(routes(state.clone()).fallback_service(assets), state)
+}
+
+/// The probe listener's router: `/healthz` and `/readyz` (which, outside
+/// `--auth none`, names no namespace: a probe has no identity), nothing
+/// else, with the time
+/// limit. No Host check: the kubelet dials the pod's IP, and nothing here
+/// reads the cluster's objects.
+pub fn probe_app(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .layer(middleware::map_response(api_headers))
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(state.clone(), time_limit))
+        .with_state(state)
 }
 
 /// `/api`, `/healthz`, `/readyz` and `/metrics`.
@@ -266,7 +285,24 @@ fn routes(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .layer(middleware::map_response(api_headers))
         .with_state(state)
+}
+
+/// Every API answer: never sniffed as another type (a JSON body holding
+/// cluster text must not be run as HTML), and never stored by a cache, since
+/// what a caller may see is decided per caller. An answer that says how to
+/// cache itself (an event stream's `no-cache`) keeps its own word.
+async fn api_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
 }
 
 /// Layers every request passes, whatever answers it. Layers apply only to
@@ -370,19 +406,22 @@ fn over_https(state: &AppState, request: &Request) -> bool {
 /// cluster (or the shared token) says it is.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    token: Arc<str>,
+    token: Secret,
+    /// The session the token came from, when it came from the cookie (an
+    /// id is as good as a token, so it is a [`Secret`] too).
+    session: Option<Secret>,
     identity: Identity,
 }
 
 /// The token a request presents, and the session it came from (if from the
 /// cookie): `Authorization: Bearer` first, then the session cookie.
-fn presented_token(state: &AppState, headers: &HeaderMap) -> Option<(String, Option<String>)> {
+fn presented_token(state: &AppState, headers: &HeaderMap) -> Option<(Secret, Option<Secret>)> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim().to_string());
+        .map(|(_, token)| Secret::from(token.trim()));
     if let Some(token) = bearer {
         return Some((token, None));
     }
@@ -392,21 +431,28 @@ fn presented_token(state: &AppState, headers: &HeaderMap) -> Option<(String, Opt
         .filter_map(|v| v.to_str().ok());
     let id = session::session_id(cookies)?;
     let token = state.sessions.token(id, std::time::Instant::now())?;
-    Some((token, Some(id.to_string())))
+    Some((token, Some(Secret::from(id))))
 }
 
-/// Who is asking: 401 without a valid identity.
-async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppError> {
+/// Who is asking: 401 without a valid identity. `origin` is the client
+/// address, whose failed attempts are rate-limited.
+async fn identify(
+    state: &AppState,
+    headers: &HeaderMap,
+    origin: Option<IpAddr>,
+) -> Result<Caller, AppError> {
     let (token, session) = presented_token(state, headers).ok_or(AppError::Unauthorized)?;
-    match state.auth.authenticate(&token, None).await {
+    let origin = limited_origin(state, origin);
+    match state.auth.authenticate(token.expose(), None, origin).await {
         Ok(identity) => Ok(Caller {
-            token: token.into(),
+            token,
+            session,
             identity,
         }),
         Err(auth::Error::Unauthenticated) => {
             // A session whose token stopped working is over.
             if let Some(id) = session {
-                state.sessions.remove(&id);
+                state.sessions.remove(id.expose());
             }
             Err(AppError::Unauthorized)
         }
@@ -414,9 +460,26 @@ async fn identify(state: &AppState, headers: &HeaderMap) -> Result<Caller, AppEr
     }
 }
 
+/// The client address a request came from, when the listener knows it.
+fn origin_of(request: &Request) -> Option<IpAddr> {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip())
+}
+
+/// The address failed sign-ins are counted against: the client's, unless
+/// it is a `--trusted-proxy`, which speaks for many users at once (one
+/// guesser behind it must not lock every user out) and limits its own.
+fn limited_origin(state: &AppState, origin: Option<IpAddr>) -> Option<IpAddr> {
+    let trusted = &state.auth.config().trusted_proxies;
+    origin.filter(|ip| !trusted.iter().any(|net| net.contains(*ip)))
+}
+
 fn review_failed(e: auth::Error) -> AppError {
     match e {
         auth::Error::Unauthenticated => AppError::Unauthorized,
+        auth::Error::RateLimited => AppError::TooManyRequests,
         e => {
             tracing::warn!(error = %e, "an access review failed");
             AppError::AuthUnavailable
@@ -426,7 +489,9 @@ fn review_failed(e: auth::Error) -> AppError {
 
 /// Every `/api` route but the session's: identifies the caller (unless the
 /// mode is `none`) and, for a `{ns}` route, answers 403 when they may not
-/// see the namespace, whether or not it exists.
+/// see the namespace, whether or not it exists. A `{ns}` that cannot name a
+/// namespace (not a DNS-1123 label) is 403 before anything else, so it
+/// costs the cluster no review and the caches no entry.
 async fn require_identity(
     State(state): State<AppState>,
     params: RawPathParams,
@@ -436,11 +501,24 @@ async fn require_identity(
     if state.auth.mode() == AuthMode::None {
         return Ok(next.run(request).await);
     }
-    let caller = identify(&state, request.headers()).await?;
-    if let Some((_, namespace)) = params.iter().find(|(name, _)| *name == "ns") {
+    let namespace = params
+        .iter()
+        .find(|(name, _)| *name == "ns")
+        .map(|(_, ns)| ns);
+    if namespace.is_some_and(|ns| !auth::is_namespace_name(ns)) {
+        return Err(AppError::Forbidden);
+    }
+    let caller = identify(&state, request.headers(), origin_of(&request)).await?;
+    if let Some(namespace) = namespace {
         let allowed = state
             .auth
-            .may_see_namespace(&caller.token, &caller.identity, namespace, None)
+            .may_see_namespace(
+                caller.token.expose(),
+                &caller.identity,
+                namespace,
+                None,
+                Spend::Request,
+            )
             .await
             .map_err(review_failed)?;
         if !allowed {
@@ -465,13 +543,14 @@ fn session_document(mode: AuthMode, identity: Option<&Identity>) -> Value {
 
 #[derive(Debug, Deserialize)]
 struct SignIn {
-    token: String,
+    token: Secret,
 }
 
 /// `POST /api/v1/session`: trades a valid token for a session cookie.
 async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Response, AppError> {
     let mode = state.auth.mode();
     let secure = over_https(&state, &request);
+    let origin = origin_of(&request);
     let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
         .await
         .map_err(|_| AppError::BadRequest)?;
@@ -481,12 +560,12 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Resp
     }
     let identity = state
         .auth
-        .authenticate(&token, None)
+        .authenticate(token.expose(), None, limited_origin(&state, origin))
         .await
         .map_err(review_failed)?;
     let id = state
         .sessions
-        .create(&token, std::time::Instant::now())
+        .create(token.expose(), std::time::Instant::now())
         .map_err(|e| {
             tracing::error!(error = %e, "no session id");
             AppError::Internal
@@ -502,16 +581,35 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Result<Resp
 }
 
 /// `GET /api/v1/session`: who the presented identity is.
+///
+/// Its 401 also says how to get a token the server takes: the mode and, in
+/// `kubernetes` mode, the `--token-audience` (null when none), for the
+/// sign-in form's hint. Neither is a secret.
 async fn session_info(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let mode = state.auth.mode();
     if mode == AuthMode::None {
-        return Ok(Json(session_document(mode, None)));
+        return Ok(Json(session_document(mode, None)).into_response());
     }
-    let caller = identify(&state, &headers).await?;
-    Ok(Json(session_document(mode, Some(&caller.identity))))
+    match identify(&state, &headers, client_ip(peer)).await {
+        Ok(caller) => Ok(Json(session_document(mode, Some(&caller.identity))).into_response()),
+        Err(AppError::Unauthorized) => {
+            let mut response = AppError::Unauthorized.into_response();
+            *response.body_mut() = Body::from(
+                json!({
+                    "error": AppError::Unauthorized.to_string(),
+                    "auth": mode.as_str(),
+                    "tokenAudience": state.auth.config().token_audience,
+                })
+                .to_string(),
+            );
+            Ok(response)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `DELETE /api/v1/session`: ends the cookie's session and clears the
@@ -560,27 +658,12 @@ async fn namespaces(
     let mut namespaces = state.hub.namespaces();
     if let Some(Extension(caller)) = caller {
         // Only the namespaces the caller may see (every one outside
-        // `kubernetes` mode); cached per token, at most 16 reviews at once
-        // so a cluster of many namespaces is not flooded.
-        let verdicts: Vec<Result<bool, auth::Error>> = futures::stream::iter(namespaces.clone())
-            .map(|ns| {
-                let auth = state.auth.clone();
-                let caller = caller.clone();
-                async move {
-                    auth.may_see_namespace(&caller.token, &caller.identity, &ns, None)
-                        .await
-                }
-            })
-            .buffered(16)
-            .collect()
-            .await;
-        let mut allowed = Vec::with_capacity(namespaces.len());
-        for (ns, verdict) in namespaces.into_iter().zip(verdicts) {
-            if verdict.map_err(review_failed)? {
-                allowed.push(ns);
-            }
-        }
-        namespaces = allowed;
+        // `kubernetes` mode), as the authenticator decides and caches.
+        namespaces = state
+            .auth
+            .visible_namespaces(caller.token.expose(), &caller.identity, namespaces)
+            .await
+            .map_err(review_failed)?;
     }
     Ok(Json(json!({
         "namespaces": namespaces,
@@ -592,18 +675,47 @@ async fn namespaces(
     })))
 }
 
-async fn readyz(State(state): State<AppState>) -> Response {
+/// `/readyz`: open to every caller (the kubelet's probes carry no identity),
+/// so it names a watch's namespace only to a caller who may see it: anyone
+/// in `none` mode, an identified caller who may see that namespace
+/// otherwise. Everyone else gets the watch without its namespace.
+async fn readyz(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+) -> Response {
     let ready = state.hub.ready();
     let header = state.hub.header();
+    let caller = match state.auth.mode() {
+        AuthMode::None => None,
+        _ if presented_token(&state, &headers).is_none() => None,
+        _ => identify(&state, &headers, client_ip(peer)).await.ok(),
+    };
     // Public reasons only: states, times and versions, no error text.
-    let watches: Vec<Value> = state
-        .hub
-        .health()
-        .all()
-        .iter()
-        .filter(|h| h.state != WatchState::Ok)
-        .map(|h| h.to_json())
-        .collect();
+    let mut watches: Vec<Value> = Vec::new();
+    for health in state.hub.health().all().iter() {
+        if health.state == WatchState::Ok {
+            continue;
+        }
+        let mut entry = health.to_json();
+        if let Some(ns) = health.namespace.as_deref() {
+            let named = match (state.auth.mode(), &caller) {
+                (AuthMode::None, _) => true,
+                (_, None) => false,
+                (_, Some(c)) => state
+                    .auth
+                    .may_see_namespace(c.token.expose(), &c.identity, ns, None, Spend::Request)
+                    .await
+                    .unwrap_or(false),
+            };
+            if !named {
+                if let Some(fields) = entry.as_object_mut() {
+                    fields.remove("namespace");
+                }
+            }
+        }
+        watches.push(entry);
+    }
     let body = Json(json!({
         "ready": ready,
         "mode": header.mode.as_str(),
@@ -621,12 +733,16 @@ async fn readyz(State(state): State<AppState>) -> Response {
 
 /// `/metrics`: in `kubernetes` mode only for an identity allowed `get` on
 /// the non-resource URL `/metrics` (kube-rbac-proxy's convention).
-async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+async fn metrics(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
     if state.auth.mode() == AuthMode::Kubernetes {
-        let caller = identify(&state, &headers).await?;
+        let caller = identify(&state, &headers, client_ip(peer)).await?;
         let allowed = state
             .auth
-            .may_read_metrics(&caller.token, &caller.identity)
+            .may_read_metrics(caller.token.expose(), &caller.identity)
             .await
             .map_err(review_failed)?;
         if !allowed {
@@ -642,7 +758,27 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Result<Re
     text.push_str("# TYPE dispatch_dash_stored_pods gauge\n");
     text.push_str(&format!("dispatch_dash_stored_pods {pods}\n"));
     state.connections.render(&mut text);
+    render_auth_caches(&state.auth.cache_stats(), &mut text);
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
+}
+
+/// The auth caches' entries and bytes, labelled by cache.
+fn render_auth_caches(stats: &auth::CacheStats, text: &mut String) {
+    const NAMES: [&str; 3] = ["identities", "access", "namespace_lists"];
+    text.push_str("# HELP dispatch_dash_auth_cache_entries Entries of each auth cache.\n");
+    text.push_str("# TYPE dispatch_dash_auth_cache_entries gauge\n");
+    for (name, n) in NAMES.iter().zip(stats.entries) {
+        text.push_str(&format!(
+            "dispatch_dash_auth_cache_entries{{cache=\"{name}\"}} {n}\n"
+        ));
+    }
+    text.push_str("# HELP dispatch_dash_auth_cache_bytes Bytes held by each auth cache.\n");
+    text.push_str("# TYPE dispatch_dash_auth_cache_bytes gauge\n");
+    for (name, n) in NAMES.iter().zip(stats.bytes) {
+        text.push_str(&format!(
+            "dispatch_dash_auth_cache_bytes{{cache=\"{name}\"}} {n}\n"
+        ));
+    }
 }
 
 async fn find(
@@ -807,6 +943,11 @@ const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
 /// caller may still see its namespace, on a task of its own (so a busy
 /// stream cannot starve it); [`revoked`] completes when they may not (or
 /// the check cannot be made: it fails closed). Aborted with the stream.
+///
+/// In every mode with an identity: a stream opened with a session cookie
+/// ends once that session does (signed out, or expired), within one
+/// interval, and each re-check counts as the session's use, so a dashboard
+/// left open is not signed out for idling.
 struct AccessWatch {
     revoked: tokio::sync::oneshot::Receiver<()>,
     task: tokio::task::JoinHandle<()>,
@@ -815,10 +956,11 @@ struct AccessWatch {
 impl AccessWatch {
     fn start(state: &AppState, caller: Option<Caller>, namespace: &str) -> Option<AccessWatch> {
         let caller = caller?;
-        if state.auth.mode() != AuthMode::Kubernetes {
+        if state.auth.mode() == AuthMode::None {
             return None;
         }
         let auth = state.auth.clone();
+        let sessions = state.sessions.clone();
         let namespace = namespace.to_string();
         let (tx, revoked) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
@@ -831,13 +973,26 @@ impl AccessWatch {
                 // Answers older than one interval are asked again, so a
                 // revocation ends the stream within two intervals.
                 let max_age = Some(interval);
-                let allowed = match auth.authenticate(&caller.token, max_age).await {
-                    Ok(identity) => auth
-                        .may_see_namespace(&caller.token, &identity, &namespace, max_age)
-                        .await
-                        .unwrap_or(false),
-                    Err(_) => false,
-                };
+                let session_lives = caller.session.as_ref().is_none_or(|id| {
+                    sessions
+                        .token(id.expose(), std::time::Instant::now())
+                        .is_some_and(|token| token == caller.token)
+                });
+                let token = caller.token.expose();
+                let allowed = session_lives
+                    && match auth.authenticate(token, max_age, None).await {
+                        Ok(identity) => auth
+                            .may_see_namespace(
+                                token,
+                                &identity,
+                                &namespace,
+                                max_age,
+                                Spend::Recheck,
+                            )
+                            .await
+                            .unwrap_or(false),
+                        Err(_) => false,
+                    };
                 if !allowed {
                     let _ = tx.send(());
                     return;
@@ -1074,7 +1229,7 @@ mod tests {
                     } else {
                         AuthMode::None
                     },
-                    token: token.map(String::from),
+                    token: token.map(Secret::from),
                     trusted_proxies: vec!["10.0.0.0/8".parse().expect("cidr")],
                     ..auth::AuthConfig::default()
                 },

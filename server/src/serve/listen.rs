@@ -2,7 +2,9 @@
 //! server facing untrusted clients needs, which `axum::serve` does not give:
 //!
 //! - a cap on open connections: past it a new connection is closed at once
-//!   (and counted) instead of queueing without bound;
+//!   (and counted) instead of queueing without bound; and a cap per client
+//!   address, so one client cannot take every connection (the kubelet's
+//!   probes have a listener of their own besides, `--probe-listen`);
 //! - a header-read timeout: a connection has that long to send a whole
 //!   request head, counted from when it opened or finished its previous
 //!   response, so half-sent requests and idle keep-alive connections are
@@ -15,13 +17,14 @@
 //! The peer address is put in each request's extensions as axum's
 //! `ConnectInfo`, for the per-client cap on event streams.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future as _;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -47,6 +50,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 pub struct ConnectionLimits {
     /// Connections open at once.
     pub max_connections: usize,
+    /// Connections open at once from one client address.
+    pub max_connections_per_client: usize,
     /// Time to send a whole request head (also the keep-alive idle limit).
     pub header_read_timeout: Duration,
     /// Time a write may make no progress before the connection is dropped.
@@ -57,6 +62,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             max_connections: 1024,
+            max_connections_per_client: 256,
             header_read_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
         }
@@ -122,6 +128,54 @@ impl ConnectionMetrics {
     }
 }
 
+/// Open connections per client address: only addresses with one have an
+/// entry, so the map is as big as the connection cap at most.
+#[derive(Debug)]
+struct AddressSlots {
+    max_per_client: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's share of its address's slots, given back on drop.
+struct AddressSlot {
+    slots: Arc<AddressSlots>,
+    ip: IpAddr,
+}
+
+impl AddressSlots {
+    fn new(max_per_client: usize) -> Arc<Self> {
+        Arc::new(AddressSlots {
+            max_per_client: max_per_client.max(1),
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn acquire(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let held = open.entry(ip).or_insert(0);
+        if *held >= self.max_per_client {
+            return None;
+        }
+        *held += 1;
+        Some(AddressSlot {
+            slots: self.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.slots.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(held) = open.get_mut(&self.ip) {
+            *held = held.saturating_sub(1);
+            if *held == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` turns true, then lets open
 /// connections finish (SSE streams end on the same signal) for up to
 /// [`DRAIN`].
@@ -133,6 +187,7 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let addresses = AddressSlots::new(limits.max_connections_per_client);
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -152,6 +207,11 @@ pub async fn serve(
                 continue;
             }
         };
+        let Some(address_slot) = addresses.acquire(peer.ip()) else {
+            metrics.rejected.fetch_add(1, Ordering::Relaxed);
+            drop(stream);
+            continue;
+        };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             metrics.rejected.fetch_add(1, Ordering::Relaxed);
             drop(stream);
@@ -167,6 +227,7 @@ pub async fn serve(
             serve_connection(stream, peer, app, limits, &metrics, shutdown).await;
             metrics.open.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
+            drop(address_slot);
         });
     }
     drop(listener);
@@ -178,6 +239,20 @@ pub async fn serve(
         connections.abort_all();
     }
     Ok(())
+}
+
+/// [`serve`] as a supervised worker: it returns only on shutdown or when
+/// serving failed, which it logs.
+pub async fn serve_or_log(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    metrics: Arc<ConnectionMetrics>,
+    shutdown: watch::Receiver<bool>,
+) {
+    if let Err(e) = serve(listener, app, limits, metrics, shutdown).await {
+        tracing::error!(error = %e, "a listener failed");
+    }
 }
 
 /// Completes once shutdown is signalled (or its sender is gone).
@@ -330,6 +405,25 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for DeadlineStream<S> {
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn one_address_holds_at_most_its_share_and_gets_it_back() {
+        let slots = AddressSlots::new(2);
+        let a: IpAddr = "127.0.0.1".parse().expect("ip");
+        let b: IpAddr = "127.0.0.2".parse().expect("ip");
+        let first = slots.acquire(a).expect("one");
+        let _second = slots.acquire(a).expect("two");
+        assert!(slots.acquire(a).is_none(), "a third from the same address");
+        assert!(
+            slots.acquire(b).is_some(),
+            "another address has its own share"
+        );
+        drop(first);
+        assert!(
+            slots.acquire(a).is_some(),
+            "a closed connection frees its slot"
+        );
+    }
 
     #[tokio::test]
     async fn a_write_that_makes_no_progress_fails_at_the_deadline() {

@@ -21,6 +21,8 @@
 //! - [`auth`]: the auth modes, TokenReviews, SubjectAccessReviews and the
 //!   cache of their answers.
 //! - [`session`]: browser sessions (the `dd_session` cookie).
+//! - [`limiter`]: keyed token buckets, for review misses and failed
+//!   sign-ins.
 //! - [`http`]: the axum router, the SSE streams, the one [`http::AppError`].
 //! - [`metrics`]: Prometheus text.
 //!
@@ -151,6 +153,7 @@ pub mod history;
 pub mod hosts;
 pub mod http;
 pub mod hub;
+pub mod limiter;
 pub mod listen;
 pub mod metrics;
 pub mod persist;
@@ -329,10 +332,15 @@ pub struct ServeArgs {
     pub auth: Option<auth::AuthMode>,
     /// The shared secret of `--auth token` (also DISPATCH_DASH_TOKEN).
     #[arg(long, conflicts_with = "token_file")]
-    pub token: Option<String>,
+    pub token: Option<auth::Secret>,
     /// A file holding the shared secret (one trailing newline is dropped).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
+    /// `--auth kubernetes`: the audience TokenReviews ask for and a token
+    /// must be good for, e.g. `dispatch-dash`; mint one with `kubectl
+    /// create token SA --audience NAME`. Default: the API server's own.
+    #[arg(long, value_name = "NAME")]
+    pub token_audience: Option<String>,
     /// Serve without authentication on a non-loopback address.
     #[arg(long)]
     pub allow_unauthenticated: bool,
@@ -361,6 +369,15 @@ pub struct ServeArgs {
     /// The most HTTP connections open at once; past it a new one is closed.
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
+    /// The most HTTP connections open at once from one client address
+    /// (behind a proxy every user shares one); past it a new one is closed.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections_per_client: usize,
+    /// Also serve `/healthz` and `/readyz`, and nothing else, on this
+    /// address, with connection slots of its own: point the kubelet's
+    /// probes here, so a crowd on the main port cannot fail them.
+    #[arg(long, value_name = "ADDR")]
+    pub probe_listen: Option<SocketAddr>,
     /// The time a connection has to send a whole request head, from when it
     /// opened or finished its previous response (so also the keep-alive
     /// idle limit), e.g. `10s`, `500ms`.
@@ -475,6 +492,8 @@ pub struct HttpSettings {
     pub request_timeout: Duration,
     /// SSE streams per client address.
     pub max_sse_per_client: usize,
+    /// Where the probes alone are served, besides the main address.
+    pub probe_listen: Option<SocketAddr>,
 }
 
 impl Default for HttpSettings {
@@ -484,6 +503,7 @@ impl Default for HttpSettings {
             connections: ConnectionLimits::default(),
             request_timeout: Duration::from_secs(30),
             max_sse_per_client: 64,
+            probe_listen: None,
         }
     }
 }
@@ -529,6 +549,8 @@ fn parse_duration_within(text: &str, max_seconds: f64, max_name: &str) -> Result
 pub struct Server {
     /// The bound address.
     pub addr: SocketAddr,
+    /// The probe listener's bound address (`--probe-listen`).
+    pub probe_addr: Option<SocketAddr>,
     /// The shared state (tests read it).
     pub hub: Arc<Hub>,
     /// The connection layer's counters (tests read them).
@@ -676,6 +698,7 @@ pub async fn start_with_state(
     let (events_tx, events_rx) = mpsc::channel::<WatchEvent>(4096);
     let mut workers = Workers::default();
     workers.spawn("ingest", ingest_loop(hub.clone(), events_rx));
+    workers.spawn("session purge", purge_sessions(sessions.clone()));
     for (kind, scope) in hub.watched_scopes().to_vec() {
         let availability = match (kind, &discovered) {
             (ObjectKind::Pod | ObjectKind::Node, _) => {
@@ -718,6 +741,26 @@ pub async fn start_with_state(
         demo: config.demo,
         shutdown: shutdown_rx.clone(),
     };
+    let mut probe_addr = None;
+    if let Some(wanted) = config.http.probe_listen {
+        let probes = tokio::net::TcpListener::bind(wanted).await?;
+        probe_addr = Some(probes.local_addr()?);
+        tracing::info!(addr = %probes.local_addr()?, "serving the probes");
+        workers.spawn(
+            "probes",
+            listen::serve_or_log(
+                probes,
+                http::probe_app(state.clone()),
+                ConnectionLimits {
+                    max_connections: PROBE_CONNECTIONS,
+                    max_connections_per_client: PROBE_CONNECTIONS,
+                    ..config.http.connections
+                },
+                Arc::new(ConnectionMetrics::default()),
+                shutdown_rx.clone(),
+            ),
+        );
+    }
     // The web client, embedded at build time, answers every path the API
     // does not route.
     let app = http::app_with_assets(state, crate::assets::router());
@@ -730,6 +773,7 @@ pub async fn start_with_state(
     ));
     Ok(Server {
         addr,
+        probe_addr,
         hub,
         connections,
         shutdown,
@@ -737,6 +781,10 @@ pub async fn start_with_state(
         workers,
     })
 }
+
+/// Connections the probe listener takes at once: the kubelet makes one
+/// per probe.
+const PROBE_CONNECTIONS: usize = 16;
 
 fn http_sessions(config: &auth::AuthConfig) -> Arc<session::SessionStore> {
     Arc::new(session::SessionStore::new(
@@ -752,7 +800,7 @@ fn http_sessions(config: &auth::AuthConfig) -> Arc<session::SessionStore> {
 /// non-loopback address without `--allow-unauthenticated`.
 pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::AuthConfig, Error> {
     let token = match (&args.token, &args.token_file) {
-        (Some(token), _) => Some(token.clone()),
+        (Some(token), _) => Some(token.expose().to_string()),
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path).map_err(|source| Error::TokenFile {
                 path: path.clone(),
@@ -789,9 +837,15 @@ pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::
         _ => {}
     }
     check_exposure(args.listen, mode, args.allow_unauthenticated)?;
+    if args.token_audience.is_some() && mode != auth::AuthMode::Kubernetes {
+        return Err(Error::AuthFlags(
+            "--token-audience is for --auth kubernetes (the audience its TokenReviews ask for)",
+        ));
+    }
     Ok(auth::AuthConfig {
         mode,
-        token,
+        token: token.map(auth::Secret::from),
+        token_audience: args.token_audience.clone().filter(|a| !a.is_empty()),
         session_idle_timeout: args.session_idle_timeout,
         max_sessions: args.max_sessions.max(1),
         trusted_proxies: args.trusted_proxies.clone(),
@@ -810,6 +864,20 @@ pub fn check_exposure(
         return Err(Error::Unauthenticated(listen));
     }
     Ok(())
+}
+
+/// Ends idle sessions on a timer, so an expired session's token does not
+/// stay in memory until somebody presents its cookie again.
+async fn purge_sessions(sessions: Arc<session::SessionStore>) {
+    let mut timer = tokio::time::interval(sessions.purge_interval());
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        timer.tick().await;
+        let ended = sessions.purge_expired(std::time::Instant::now());
+        if ended > 0 {
+            tracing::debug!(ended, "idle sessions ended");
+        }
+    }
 }
 
 /// Applies watch events in batches: whatever has queued up is applied
@@ -965,9 +1033,11 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                 allowed_hosts: args.allowed_hosts.clone(),
                 connections: ConnectionLimits {
                     max_connections: args.max_connections.max(1),
+                    max_connections_per_client: args.max_connections_per_client.max(1),
                     header_read_timeout: args.header_read_timeout,
                     write_timeout: args.write_timeout,
                 },
+                probe_listen: args.probe_listen,
                 request_timeout: args.request_timeout,
                 max_sse_per_client: args.max_sse_per_client.max(1),
             },
@@ -1105,11 +1175,14 @@ mod tests {
     fn the_mode_defaults_to_token_when_a_token_is_given_else_none() {
         let config = auth_config(&args(&["--token", "s3cret"]), None).expect("token mode");
         assert_eq!(config.mode, auth::AuthMode::Token);
-        assert_eq!(config.token.as_deref(), Some("s3cret"));
+        assert_eq!(
+            config.token.as_ref().map(auth::Secret::expose),
+            Some("s3cret")
+        );
         let config = auth_config(&args(&[]), Some("from-env\n".into())).expect("token mode");
         assert_eq!(config.mode, auth::AuthMode::Token);
         assert_eq!(
-            config.token.as_deref(),
+            config.token.as_ref().map(auth::Secret::expose),
             Some("from-env"),
             "one newline dropped"
         );
@@ -1130,6 +1203,32 @@ mod tests {
     }
 
     #[test]
+    fn debug_of_the_flags_and_the_auth_settings_redacts_the_token() {
+        let flags = args(&["--token", "s3cret-value"]);
+        let config = auth_config(&flags, None).expect("token mode");
+        for debug in [format!("{flags:?}"), format!("{config:?}")] {
+            assert!(!debug.contains("s3cret-value"), "{debug}");
+            assert!(debug.contains("[redacted]"), "{debug}");
+        }
+        let authenticator = auth::Authenticator::new(config, None);
+        assert!(!format!("{authenticator:?}").contains("s3cret-value"));
+    }
+
+    #[test]
+    fn a_token_audience_is_for_kubernetes_mode_only() {
+        let config = auth_config(
+            &args(&["--auth", "kubernetes", "--token-audience", "dispatch-dash"]),
+            None,
+        )
+        .expect("kubernetes");
+        assert_eq!(config.token_audience.as_deref(), Some("dispatch-dash"));
+        assert!(matches!(
+            auth_config(&args(&["--token", "x", "--token-audience", "a"]), None),
+            Err(Error::AuthFlags(_))
+        ));
+    }
+
+    #[test]
     fn a_token_file_loses_one_trailing_newline_and_an_empty_token_is_an_error() {
         let dir = std::env::temp_dir().join(format!("dispatch-dash-token-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
@@ -1144,7 +1243,10 @@ mod tests {
         ));
         std::fs::write(&file, "s3cret\n").expect("write");
         let config = auth_config(&args(&["--token-file", &path]), None).expect("read");
-        assert_eq!(config.token.as_deref(), Some("s3cret"));
+        assert_eq!(
+            config.token.as_ref().map(auth::Secret::expose),
+            Some("s3cret")
+        );
         std::fs::write(&file, "\n").expect("write");
         assert!(matches!(
             auth_config(&args(&["--token-file", &path]), None),

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::auth::Secret;
+
 /// The session cookie's name.
 pub const COOKIE: &str = "dd_session";
 
@@ -22,19 +24,29 @@ pub enum Error {
     Random(getrandom::Error),
 }
 
-/// One signed-in browser.
+/// One signed-in browser (its `Debug` redacts the token).
 #[derive(Debug, Clone)]
 struct Session {
-    token: String,
+    token: Secret,
     last_used: Instant,
 }
 
-/// The sessions, bounded in number and idle time.
-#[derive(Debug)]
+/// The sessions, bounded in number and idle time. Its `Debug` shows how
+/// many there are: a session id is as good as its token.
 pub struct SessionStore {
     sessions: Mutex<HashMap<String, Session>>,
     idle_timeout: Duration,
     max_sessions: usize,
+}
+
+impl std::fmt::Debug for SessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStore")
+            .field("sessions", &self.len())
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .finish()
+    }
 }
 
 impl SessionStore {
@@ -73,7 +85,7 @@ impl SessionStore {
         sessions.insert(
             id.clone(),
             Session {
-                token: token.to_string(),
+                token: Secret::from(token),
                 last_used: now,
             },
         );
@@ -82,7 +94,7 @@ impl SessionStore {
 
     /// The token of session `id`, marking it used; `None` when there is no
     /// such session or it was idle too long (it is then removed).
-    pub fn token(&self, id: &str, now: Instant) -> Option<String> {
+    pub fn token(&self, id: &str, now: Instant) -> Option<Secret> {
         let mut sessions = self.sessions();
         let session = sessions.get_mut(id)?;
         if now.saturating_duration_since(session.last_used) >= self.idle_timeout {
@@ -91,6 +103,22 @@ impl SessionStore {
         }
         session.last_used = now;
         Some(session.token.clone())
+    }
+
+    /// Ends every session idle for the timeout, so their tokens leave
+    /// memory without waiting to be looked up; returns how many ended.
+    pub fn purge_expired(&self, now: Instant) -> usize {
+        let idle_timeout = self.idle_timeout;
+        let mut sessions = self.sessions();
+        let before = sessions.len();
+        sessions.retain(|_, s| now.saturating_duration_since(s.last_used) < idle_timeout);
+        before - sessions.len()
+    }
+
+    /// How often [`SessionStore::purge_expired`] should run: a tenth of
+    /// the idle timeout, between a second and a minute.
+    pub fn purge_interval(&self) -> Duration {
+        (self.idle_timeout / 10).clamp(Duration::from_secs(1), Duration::from_secs(60))
     }
 
     /// Ends session `id` (sign-out, or its token was rejected).
@@ -150,15 +178,39 @@ mod tests {
         assert_eq!(id.len(), 64);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
         let at = |s| t0 + Duration::from_secs(s);
-        assert_eq!(store.token(&id, at(99)).as_deref(), Some("tok"));
         assert_eq!(
-            store.token(&id, at(198)).as_deref(),
+            store.token(&id, at(99)).as_ref().map(Secret::expose),
+            Some("tok")
+        );
+        assert_eq!(
+            store.token(&id, at(198)).as_ref().map(Secret::expose),
             Some("tok"),
             "use renews it"
         );
         assert_eq!(store.token(&id, at(298)), None, "100 s idle ends it");
         assert!(store.is_empty(), "an expired session is removed");
         assert_eq!(store.token("unknown", t0), None);
+    }
+
+    #[test]
+    fn expired_sessions_are_purged_without_a_lookup_and_tokens_never_print() {
+        let store = SessionStore::new(Duration::from_secs(100), 10);
+        let t0 = Instant::now();
+        let old = store.create("old-s3cret", t0).expect("id");
+        let fresh = store
+            .create("fresh-s3cret", t0 + Duration::from_secs(50))
+            .expect("id");
+        assert!(!format!("{store:?}").contains("s3cret"), "{store:?}");
+        assert_eq!(store.purge_expired(t0 + Duration::from_secs(99)), 0);
+        assert_eq!(store.purge_expired(t0 + Duration::from_secs(100)), 1);
+        assert_eq!(store.len(), 1);
+        assert!(store.token(&old, t0 + Duration::from_secs(101)).is_none());
+        assert!(store.token(&fresh, t0 + Duration::from_secs(101)).is_some());
+        assert_eq!(store.purge_interval(), Duration::from_secs(10));
+        assert_eq!(
+            SessionStore::new(Duration::from_secs(8 * 3600), 1).purge_interval(),
+            Duration::from_secs(60)
+        );
     }
 
     #[test]

@@ -105,7 +105,7 @@ pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
         auth: match settings.token {
             Some(token) => serve::auth::AuthConfig {
                 mode: serve::auth::AuthMode::Token,
-                token: Some(token),
+                token: Some(token.into()),
                 ..settings.auth
             },
             None => settings.auth,

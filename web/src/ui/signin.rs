@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use super::net::request;
-use crate::session::{sign_in_body, AuthState, SignInOutcome};
+use crate::session::{sign_in_body, token_hint, AuthState, SignInOutcome};
 
 const SESSION_URL: &str = "/api/v1/session";
 
@@ -14,6 +14,8 @@ const SESSION_URL: &str = "/api/v1/session";
 #[derive(Clone, Copy)]
 pub struct Auth {
     pub state: RwSignal<AuthState>,
+    /// How to mint a token, when the server said (`token_hint`).
+    hint: RwSignal<Option<String>>,
     asked: StoredValue<bool>,
 }
 
@@ -21,6 +23,7 @@ impl Auth {
     pub fn new() -> Auth {
         Auth {
             state: RwSignal::new(AuthState::default()),
+            hint: RwSignal::new(None),
             asked: StoredValue::new(false),
         }
     }
@@ -41,6 +44,9 @@ impl Auth {
         leptos::task::spawn_local(async move {
             // No answer says nothing: the dashboard's own requests decide.
             if let Ok(answer) = request("GET", SESSION_URL, None).await {
+                if answer.status == 401 {
+                    self.hint.set(token_hint(&answer.body));
+                }
                 self.state
                     .update(|s| s.on_session_answer(answer.status, &answer.body));
             }
@@ -86,6 +92,7 @@ pub fn SignIn() -> impl IntoView {
         <form id="signin" class="signin" on:submit=submit>
             <h2>"Sign in"</h2>
             <p class="muted">"This server asks who you are before it shows the cluster."</p>
+            <p id="signin-hint" class="muted">{move || auth.hint.get().unwrap_or_default()}</p>
             <label for="token">"Token"</label>
             <input id="token" name="token" type="password" autocomplete="current-password"
                 required=true node_ref=token />
