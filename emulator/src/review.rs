@@ -42,6 +42,9 @@ pub struct User {
     pub name: String,
     /// `status.user.groups` (besides `system:authenticated`).
     pub groups: Vec<String>,
+    /// The audiences the token was minted for (`kubectl create token
+    /// --audience`); empty: only the API server's own.
+    pub audiences: Vec<String>,
 }
 
 /// What a grant allows.
@@ -360,14 +363,33 @@ fn token_status(emu: &Emulator, spec: &Value) -> Result<Value, String> {
         .get("token")
         .and_then(Value::as_str)
         .ok_or("spec.token: Required value")?;
+    let asked: Vec<&str> = spec
+        .get("audiences")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     Ok(match emu.user_of(token) {
+        // A token minted for none of the audiences asked is not valid here.
+        Some(user)
+            if !asked.is_empty()
+                && !asked.iter().any(|a| user.audiences.iter().any(|u| u == a)) =>
+        {
+            json!({"authenticated": false, "user": {}, "error": "[invalid bearer token, token audiences is invalid for the target audiences]"})
+        }
         Some(user) => {
             let mut groups = user.groups.clone();
             groups.push("system:authenticated".into());
-            json!({
+            let mut status = json!({
                 "authenticated": true,
                 "user": {"username": user.name, "uid": format!("uid-{}", user.name), "groups": groups},
-            })
+            });
+            if !asked.is_empty() {
+                let granted: Vec<&str> = (asked.iter().copied())
+                    .filter(|a| user.audiences.iter().any(|u| u == a))
+                    .collect();
+                status["audiences"] = json!(granted);
+            }
+            status
         }
         None => json!({"authenticated": false, "user": {}, "error": "invalid bearer token"}),
     })
@@ -439,6 +461,21 @@ impl Emulator {
             User {
                 name: user.to_string(),
                 groups: groups.iter().map(|g| g.to_string()).collect(),
+                audiences: Vec::new(),
+            },
+        );
+    }
+
+    /// As [`Emulator::set_user`], for a token minted for `audiences`: a
+    /// TokenReview that asks for audiences accepts it only for those, and
+    /// names them in `status.audiences`, as the API server does.
+    pub fn set_user_with_audiences(&self, token: &str, user: &str, audiences: &[&str]) {
+        self.state().access.users.insert(
+            token.to_string(),
+            User {
+                name: user.to_string(),
+                groups: Vec::new(),
+                audiences: audiences.iter().map(|a| a.to_string()).collect(),
             },
         );
     }

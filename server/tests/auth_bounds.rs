@@ -348,3 +348,50 @@ async fn api_answers_are_not_sniffed_or_stored_and_readyz_names_no_namespace_to_
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_audience_admits_only_tokens_minted_for_it() {
+    let emu = emulator(false).await;
+    let e = emu.emulator();
+    // Alice's token was minted for this dashboard; bob's for the API server.
+    e.set_user_with_audiences("alice-aud-token", "alice", &["dispatch-dash"]);
+    e.set_user(BOB, "bob", &[]);
+    for user in ["alice", "bob"] {
+        e.grant(Grant::cluster_wide(
+            user,
+            "list",
+            "trainer.kubeflow.org",
+            "trainjobs",
+        ));
+        e.grant(Grant::cluster_wide(user, "list", "", "pods"));
+    }
+    let server = server(
+        &emu,
+        Settings {
+            auth: AuthConfig {
+                token_audience: Some("dispatch-dash".into()),
+                ..quick_auth()
+            },
+            ..Settings::default()
+        },
+    )
+    .await;
+    let addr = server.addr;
+    ready(addr).await;
+    let alice = get_as(addr, "/api/v1/namespaces", "alice-aud-token").await;
+    assert_eq!(alice.status, StatusCode::OK, "{}", alice.body);
+    assert_eq!(alice.namespaces(), [NS]);
+    let bob = get_as(addr, "/api/v1/namespaces", BOB).await;
+    assert_eq!(
+        bob.status,
+        StatusCode::UNAUTHORIZED,
+        "a token for another audience"
+    );
+    // The sign-in form learns which audience to mint a token for.
+    let hint = send(addr, Method::GET, "/api/v1/session", &[], "").await;
+    assert_eq!(hint.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        hint.json(),
+        json!({"error": "unauthorized", "auth": "kubernetes", "tokenAudience": "dispatch-dash"})
+    );
+}

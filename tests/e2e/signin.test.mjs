@@ -277,6 +277,9 @@ test('real binary (--auth kubernetes): alice signs in, sees team-a only, is refu
     await page.goto(`${ui.url}/?ns=team-a`);
     await page.waitForSelector('form#signin', { timeout: 30_000 });
     assert.equal(await apiStatus(page), 401, 'no identity: 401');
+    // The form says how to get a token this server takes.
+    await page.waitForFunction(() => document.querySelector('#signin-hint')?.textContent.includes('kubectl create token'),
+      null, { timeout: 10_000 });
 
     await signIn(page, `${alice}-wrong`);
     await page.waitForFunction(() => document.querySelector('#signin-error')?.textContent.includes('unauthorized'),
