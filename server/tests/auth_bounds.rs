@@ -43,21 +43,30 @@ async fn cache_gauges(addr: std::net::SocketAddr) -> Vec<(String, f64)> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn names_that_are_not_namespaces_are_refused_before_any_review() {
-    let emu = emulator(false).await;
-    users(emu.emulator());
+/// The server in front of `emu` with `--all-namespaces` and `auth`, ready.
+async fn watching_all(
+    emu: &emulator::RunningEmulator,
+    auth: AuthConfig,
+) -> dispatch_dash::serve::Server {
     let server = server(
-        &emu,
+        emu,
         Settings {
             all_namespaces: true,
-            auth: quick_auth(),
+            auth,
             ..Settings::default()
         },
     )
     .await;
+    ready(server.addr).await;
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_that_are_not_namespaces_are_refused_before_any_review() {
+    let emu = emulator(false).await;
+    users(emu.emulator());
+    let server = watching_all(&emu, quick_auth()).await;
     let addr = server.addr;
-    ready(addr).await;
     // Bob is known (one TokenReview) before the attack starts.
     assert_eq!(
         get_as(addr, "/api/v1/namespaces", BOB).await.status,
@@ -111,21 +120,13 @@ async fn review_misses_are_rate_limited_per_identity_and_failed_sign_ins_per_add
     let emu = emulator(false).await;
     users(emu.emulator());
     emu.emulator().set_user("carol-token", "carol", &[]);
-    let server = server(
-        &emu,
-        Settings {
-            all_namespaces: true,
-            // Identities stay cached for the whole test.
-            auth: AuthConfig {
-                allow_ttl: Duration::from_secs(600),
-                ..quick_auth()
-            },
-            ..Settings::default()
-        },
-    )
-    .await;
+    // Identities stay cached for the whole test.
+    let auth = AuthConfig {
+        allow_ttl: Duration::from_secs(600),
+        ..quick_auth()
+    };
+    let server = watching_all(&emu, auth).await;
     let addr = server.addr;
-    ready(addr).await;
 
     // Bob walks 300 distinct, well-formed namespaces: each is a review miss.
     let access_reviews = emu.emulator().reviews("subjectaccessreviews");
@@ -232,21 +233,13 @@ async fn the_namespace_list_scales_to_2000_namespaces_and_10_users() {
         }
         tokens.push(token);
     }
-    let server = server(
-        &emu,
-        Settings {
-            all_namespaces: true,
-            auth: AuthConfig {
-                allow_ttl: Duration::from_secs(600),
-                deny_ttl: Duration::from_secs(600),
-                ..quick_auth()
-            },
-            ..Settings::default()
-        },
-    )
-    .await;
+    let auth = AuthConfig {
+        allow_ttl: Duration::from_secs(600),
+        deny_ttl: Duration::from_secs(600),
+        ..quick_auth()
+    };
+    let server = watching_all(&emu, auth).await;
     let addr = server.addr;
-    ready(addr).await;
     // An admin (not one of the ten) waits until the server knows them all.
     let listed = eventually(60, "the server lists 2,000 namespaces", || async {
         let n = get_as(addr, "/api/v1/namespaces", "admin-token")
@@ -319,6 +312,22 @@ async fn api_answers_are_not_sniffed_or_stored_and_readyz_names_no_namespace_to_
         "no namespace to a stranger: {pods}"
     );
     assert!(!answer.body.contains(NS), "{}", answer.body);
+    // A caller who may see team-a is told which namespace's watch it is.
+    emu.emulator().grant(Grant::namespaced(
+        "bob",
+        "list",
+        "trainer.kubeflow.org",
+        "trainjobs",
+        NS,
+    ));
+    emu.emulator()
+        .grant(Grant::namespaced("bob", "list", "", "pods", NS));
+    let told = get_as(addr, "/readyz", BOB).await;
+    let pods = (told.json()["watches"].as_array().expect("watches").iter())
+        .find(|w| w["kind"] == "Pod")
+        .expect("the Pod watch")
+        .clone();
+    assert_eq!(pods["namespace"], NS, "{}", told.body);
 
     for path in ["/api/v1/namespaces", "/readyz", "/healthz"] {
         let response = request_with(
