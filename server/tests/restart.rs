@@ -161,7 +161,7 @@ async fn a_second_server_on_a_locked_state_dir_is_refused_naming_the_file() {
     first.kill_9().await;
 }
 
-/// The README's way to enable the state directory in deploy/ gives a
+/// docs/deploy.md's way to enable the state directory in deploy/ gives a
 /// Deployment that mounts the claim of `deploy/state/pvc.yaml` at the
 /// `--state-dir` it passes, with the root filesystem still read-only.
 #[test]

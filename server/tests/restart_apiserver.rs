@@ -130,7 +130,7 @@ async fn captured_evidence_survives_a_kill_9_against_a_real_apiserver() {
     server.kill_9().await;
 }
 
-/// deploy/ with the state directory enabled as the README says (the claim
+/// deploy/ with the state directory enabled as docs/deploy.md says (the claim
 /// and the uncommented Deployment) passes a server-side dry run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deploy_with_the_state_dir_enabled_applies() {

@@ -28,68 +28,10 @@
 //!
 //! # HTTP API
 //!
-//! Every `/api` route answers JSON (or SSE). With `--auth token` or
-//! `--auth kubernetes` it requires an identity: `Authorization: Bearer
-//! <token>`, or the `dd_session` cookie from sign-in; without one (or with
-//! one that is rejected) it answers 401 with `WWW-Authenticate: Bearer`. In
-//! `kubernetes` mode a `{ns}` route of a namespace the caller may not see
-//! answers 403 `{"error":"forbidden"}`, whether or not it exists, and
-//! `/api/v1/namespaces` lists only the namespaces they may see (see
-//! [`auth`]). Errors are `{"error": "<message>"}` with a 4xx/5xx status. A
-//! namespace that is not watched, or (with `--all-namespaces`) has no
-//! Namespace object, is 404 on every `{ns}` route the caller may see.
-//!
-//! - `POST /api/v1/session` with `{"token":"..."}` → 200 `{"user","groups",
-//!   "auth"}` and `Set-Cookie: dd_session=<id>; HttpOnly; SameSite=Strict;
-//!   Path=/` (plus `Secure` behind a `--trusted-proxy` saying
-//!   `X-Forwarded-Proto: https`), or 401; with `--auth none` 200
-//!   `{"user":null,"auth":"none"}` and no cookie. `GET /api/v1/session` →
-//!   the same document for the identity presented, or 401.
-//!   `DELETE /api/v1/session` → 204, the session ends, the cookie is
-//!   cleared. Every POST or DELETE whose `Origin` is not the server's own
-//!   is 403.
-//!
-//! - `GET /api/v1/namespaces` → `{"namespaces":[..],"allNamespaces":bool,
-//!   "mode":"plain"|"kueue","nodesReadable":bool,"apiVersions":{kind:
-//!   apiVersion|null}}`: `apiVersions` is the version watched per kind, as
-//!   discovery chose it.
-//! - `GET /api/v1/namespaces/{ns}/jobs/{job}` → Find: a JSON array of the
-//!   job's observations (CLASSIFICATION.md section 3), TrainJobs first, then
-//!   orphans.
-//! - `GET /api/v1/namespaces/{ns}/objects/{kind}/{name}[?explain=true]` →
-//!   Inspect: `{"object": <projection>, "observation": <observation>|null,
-//!   "readFor": [{"kind","namespace","name","uid"}], "history": [{"at",
-//!   "state","cause","held"}..], "historyText": "..", "explanation": ..}`.
-//!   `observation` is null for an object read for a TrainJob (its TrainJob's
-//!   observation covers it; `readFor` names it). `kind` is a kind, plural or
-//!   singular in any case (`TrainJob`, `pods`). `history` is the object's
-//!   observation changes as this server saw them, oldest first: `at` is the
-//!   server's time of the change (RFC 3339, UTC, to the second), `state`,
-//!   `cause` (the cause kind) and `held` are the observation's after it;
-//!   `historyText` is the same in one line (`pending 09:00 → running 09:04
-//!   → ended, out-of-memory 10:12`, times HH:MM UTC), which the web page
-//!   shows as it comes.
-//!   At most the last 64 per object; empty for an object with no
-//!   observation of its own, and it starts afresh on a restart unless
-//!   `--state-dir` keeps it (see [`history`]).
-//! - `GET /api/v1/namespaces/{ns}/jobs/{job}/watch` → Watch (SSE, section
-//!   12): one `observation` event per object of the job, then an
-//!   `observation` event whenever an object's observation differs from the
-//!   last one sent. Data is one observation. The stream ends (cleanly) when a
-//!   cluster watch the job depends on expires or drops, or on shutdown;
-//!   subscribe again.
-//! - `GET /api/v1/namespaces/{ns}/snapshot` → the snapshot the engine would
-//!   read now, in the spec's section 2 format, captured pods included.
-//! - `GET /api/v1/namespaces/{ns}/snapshots` → the dashboard stream (SSE).
-//! - `GET /healthz` (always `ok`), `GET /readyz` (`{"ready","mode",
-//!   "nodesReadable","apiVersions","watches":[{"kind","namespace",
-//!   "apiVersion","state","since"(,"servedVersions")}..]}`, 503 until every
-//!   watch has listed once and whenever a watch has been unhealthy for more
-//!   than a minute; `watches` lists every watch not `ok`: `pending`,
-//!   `failing`, `forbidden`, `notServed`, or `unknownVersions` with the
-//!   versions the cluster serves), `GET /metrics` (Prometheus text; in
-//!   `kubernetes` mode only for an identity allowed `get` on the
-//!   non-resource URL `/metrics`).
+//! Every route, the stream frames (`rows`, `snapshot`, `change`,
+//! `observation`), the error bodies, readiness and metrics are documented
+//! once, in `docs/api.md` at the repository's root; [`http`] implements
+//! them and `server/tests/api.rs` checks them.
 //!
 //! # Supervision
 //!
@@ -107,43 +49,9 @@
 //!
 //! # The dashboard stream (`snapshots`)
 //!
-//! Each event's data is one line of JSON.
-//!
-//! - `event: rows`, no id, right before a `snapshot` (never before a
-//!   resume's changes): data is that snapshot's classification by the
-//!   engine, `[{"observation":…,"attempts":[…]}…]`
-//!   (`classify_wasm::classified_rows_json`), for a client to show while
-//!   the snapshot comes and loads. A client that does not classify may
-//!   ignore the snapshot's objects and keep these; one that does may
-//!   ignore these. Left out when longer than the snapshot (or 64 KiB).
-//! - `event: snapshot`, `id: N`: data is a full snapshot (the `snapshot`
-//!   route's document). It replaces whatever the client held.
-//! - `event: change`, `id: M` (M > N, increasing): data is
-//!   `{"upserts":[object..],"deletes":[{"kind","namespace","name","uid"}..],
-//!   "captured":[{"trainJobUID","pod",("acrossGap":true)}..],
-//!   "capturedDropped":[{"trainJobUID","podUID"}..],("nodesReadable":bool)}`.
-//!   Apply it to the held snapshot in this order: remove each `deletes`
-//!   entry (by kind, namespace and name), replace-or-add each `upserts`
-//!   object (by kind, namespace and name), remove each `capturedDropped`
-//!   entry (by TrainJob UID and pod UID), replace-or-add each `captured`
-//!   entry (same key), and set `nodesReadable` when present. Objects in
-//!   `upserts` and `deletes` are namespace `ns`'s, or Nodes (namespace `""`).
-//!   An object appears at most once per event.
-//! - Comments (`: keep-alive`) every 15 s on an idle stream.
-//!
-//! Reconnecting with `Last-Event-ID: <id>` replays the missed `change`
-//! events when the server still holds them (the last 1024 per namespace,
-//! and no more than `--max-replay-bytes` of them), else starts with a fresh
-//! `snapshot`. Ids start from the server's start
-//! time in microseconds, so an id from an earlier server process is never
-//! mistaken for a recent one. A client that falls more than 256 events
-//! behind is disconnected; it reconnects with `Last-Event-ID`.
-//!
-//! A snapshot classifies, offline, exactly as the server classifies, except
-//! for one thing only a long-running reader knows: an object whose TrainJob
-//! is gone while a new TrainJob of the same name exists (section 11's last
-//! paragraph). The server reports those as orphans; a single snapshot
-//! cannot say which UID a pod once belonged to.
+//! Its frames, their order, how a client applies a `change`, resuming with
+//! `Last-Event-ID`, and what a snapshot cannot say (orphans across time)
+//! are in `docs/api.md`, "The dashboard stream". [`hub`] writes the frames.
 
 pub mod auth;
 pub mod demo_users;

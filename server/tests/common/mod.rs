@@ -559,7 +559,7 @@ pub async fn ended_from_captured_pods(addr: SocketAddr, job: &str, name: &str, s
 }
 
 /// `deploy/deployment.yaml` with its three `state-dir` blocks uncommented,
-/// as the README says to enable the state directory.
+/// as docs/deploy.md says to enable the state directory.
 pub fn deployment_with_state_dir() -> String {
     let path =
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/deployment.yaml");
