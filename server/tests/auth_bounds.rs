@@ -8,7 +8,9 @@
 //! - the namespace list asks one cluster-wide review first, and a second
 //!   list within the TTL makes no review, for 2,000 namespaces and 10 users;
 //! - every API answer says `nosniff` and `no-store`; `/readyz` names no
-//!   namespace to a caller without an identity.
+//!   namespace to a caller without an identity;
+//! - `--token-audience` admits only tokens minted for it;
+//! - signing out ends the session's open streams, in `--auth token` too.
 
 mod common;
 
@@ -403,4 +405,58 @@ async fn a_token_audience_admits_only_tokens_minted_for_it() {
         hint.json(),
         json!({"error": "unauthorized", "auth": "kubernetes", "tokenAudience": "dispatch-dash"})
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_out_ends_the_sessions_streams_in_token_mode_too() {
+    let emu = emulator(false).await;
+    let server = server(
+        &emu,
+        Settings {
+            token: Some("shared-s3cret".into()),
+            auth: AuthConfig {
+                recheck_interval: Duration::from_millis(500),
+                ..AuthConfig::default()
+            },
+            ..Settings::default()
+        },
+    )
+    .await;
+    let addr = server.addr;
+    ready(addr).await;
+    let (cookie, answer) = sign_in(addr, "shared-s3cret").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let cookie = cookie.expect("a session cookie");
+    let with_cookie = [("cookie", cookie.as_str())];
+    let mut stream = SseReader::open(
+        addr,
+        &format!("/api/v1/namespaces/{NS}/snapshots"),
+        &with_cookie,
+    )
+    .await;
+    assert_eq!(stream.status, StatusCode::OK);
+    assert_eq!(
+        stream.next(30).await.expect("the snapshot").event,
+        "snapshot"
+    );
+
+    // The token is still good, but the session it came with is over: the
+    // stream ends within a re-check or two.
+    let origin = format!("http://{addr}");
+    let signed_out = send(
+        addr,
+        Method::DELETE,
+        "/api/v1/session",
+        &[("cookie", cookie.as_str()), ("origin", origin.as_str())],
+        "",
+    )
+    .await;
+    assert_eq!(signed_out.status, StatusCode::NO_CONTENT);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while stream.next(30).await.is_some() {}
+    })
+    .await
+    .expect("the signed-out session's stream ends within 10 s (re-check every 0.5 s)");
+    let after = send(addr, Method::GET, "/api/v1/namespaces", &with_cookie, "").await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
 }
