@@ -13,4 +13,5 @@ USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/dispatch-dash"]
 # Reachable from outside the container, so never without authentication.
-CMD ["serve", "--listen", "0.0.0.0:8080", "--auth", "kubernetes"]
+# Plain HTTP: TLS is for a proxy in front (see docs/deploy.md).
+CMD ["serve", "--listen", "0.0.0.0:8080", "--auth", "kubernetes", "--allow-plaintext"]

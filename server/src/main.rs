@@ -80,6 +80,7 @@ fn serve_exit_code(e: &serve::Error) -> u8 {
     match e {
         serve::Error::AuthFlags(_)
         | serve::Error::Unauthenticated(_)
+        | serve::Error::Plaintext(_)
         | serve::Error::EmptyToken
         | serve::Error::BadToken
         | serve::Error::TokenFile { .. }
@@ -102,6 +103,7 @@ mod tests {
             serve::Error::BadToken,
             serve::Error::AuthFlags("--auth token needs a token"),
             serve::Error::Unauthenticated("0.0.0.0:8080".parse().expect("addr")),
+            serve::Error::Plaintext("0.0.0.0:8080".parse().expect("addr")),
             serve::Error::Auth(serve::auth::Error::MissingDelegation {
                 missing: "tokenreviews.authentication.k8s.io".into(),
             }),

@@ -281,3 +281,45 @@ fn the_image_is_built_locked_and_runs_with_authentication() {
         .expect("a CMD");
     assert!(cmd.contains(r#""--auth", "kubernetes""#), "{cmd}");
 }
+
+/// `serve` with `deploy/`'s arguments, and with the image's `CMD`, passes
+/// the start-up checks of its configuration (it would exit 2 otherwise).
+#[test]
+fn the_shipped_arguments_pass_serves_start_up_checks() {
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: Command,
+    }
+    #[derive(clap::Subcommand)]
+    enum Command {
+        Serve(dispatch_dash::serve::ServeArgs),
+    }
+    let check = |argv: Vec<String>| {
+        let cli = <Cli as clap::Parser>::try_parse_from(
+            std::iter::once("dispatch-dash".to_string()).chain(argv.clone()),
+        )
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+        let Command::Serve(args) = cli.command;
+        dispatch_dash::serve::auth_config(&args, None)
+            .unwrap_or_else(|e| panic!("{argv:?} is refused at start: {e}"));
+    };
+    let deployment = manifests()
+        .into_iter()
+        .find(|(_, doc)| doc["kind"] == "Deployment")
+        .expect("a Deployment")
+        .1;
+    let args: Vec<String> = serde_json::from_value(
+        deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone(),
+    )
+    .expect("args");
+    check(args);
+    let dockerfile =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Dockerfile"))
+            .expect("the Dockerfile");
+    let cmd = dockerfile
+        .lines()
+        .find_map(|l| l.strip_prefix("CMD "))
+        .expect("a CMD");
+    check(serde_json::from_str(cmd).expect("CMD is a JSON array"));
+}

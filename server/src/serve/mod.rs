@@ -135,6 +135,14 @@ pub enum Error {
          listen on 127.0.0.1, or pass --allow-unauthenticated"
     )]
     Unauthenticated(SocketAddr),
+    /// `--auth kubernetes` on an address other machines reach, in plain
+    /// HTTP, with nothing in front said to speak TLS.
+    #[error(
+        "refusing to serve {0} with --auth kubernetes over plain HTTP: bearer tokens and session \
+         cookies would cross the network in the clear. Put a TLS-terminating proxy in front and \
+         name it with --trusted-proxy, listen on 127.0.0.1, or pass --allow-plaintext"
+    )]
+    Plaintext(SocketAddr),
     /// The auth set-up failed (the server may not make reviews).
     #[error(transparent)]
     Auth(#[from] auth::Error),
@@ -249,6 +257,11 @@ pub struct ServeArgs {
     /// create token SA --audience NAME`. Default: the API server's own.
     #[arg(long, value_name = "NAME")]
     pub token_audience: Option<String>,
+    /// Serve `--auth kubernetes` on a non-loopback address over plain HTTP
+    /// with no `--trusted-proxy` in front: tokens and session cookies then
+    /// cross the network in the clear, so it must be asked for.
+    #[arg(long)]
+    pub allow_plaintext: bool,
     /// Serve without authentication on a non-loopback address.
     #[arg(long)]
     pub allow_unauthenticated: bool,
@@ -745,6 +758,13 @@ pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::
         _ => {}
     }
     check_exposure(args.listen, mode, args.allow_unauthenticated)?;
+    if mode == auth::AuthMode::Kubernetes
+        && !args.listen.ip().is_loopback()
+        && args.trusted_proxies.is_empty()
+        && !args.allow_plaintext
+    {
+        return Err(Error::Plaintext(args.listen));
+    }
     if args.token_audience.is_some() && mode != auth::AuthMode::Kubernetes {
         return Err(Error::AuthFlags(
             "--token-audience is for --auth kubernetes (the audience its TokenReviews ask for)",
@@ -1123,6 +1143,25 @@ mod tests {
     }
 
     #[test]
+    fn kubernetes_identities_on_an_open_address_need_a_tls_proxy_or_plaintext_asked_for() {
+        let open = ["--auth", "kubernetes", "--listen", "0.0.0.0:8080"];
+        assert!(matches!(
+            auth_config(&args(&open), None),
+            Err(Error::Plaintext(_))
+        ));
+        let with = |extra: &[&str]| {
+            let flags: Vec<&str> = open.iter().chain(extra).copied().collect();
+            auth_config(&args(&flags), None)
+        };
+        assert!(with(&["--allow-plaintext"]).is_ok());
+        assert!(with(&["--trusted-proxy", "10.0.0.0/8"]).is_ok());
+        assert!(
+            auth_config(&args(&["--auth", "kubernetes"]), None).is_ok(),
+            "loopback"
+        );
+    }
+
+    #[test]
     fn a_token_audience_is_for_kubernetes_mode_only() {
         let config = auth_config(
             &args(&["--auth", "kubernetes", "--token-audience", "dispatch-dash"]),
@@ -1182,7 +1221,13 @@ mod tests {
         )
         .is_ok());
         assert!(auth_config(
-            &args(&["--listen", "0.0.0.0:8080", "--auth", "kubernetes"]),
+            &args(&[
+                "--listen",
+                "0.0.0.0:8080",
+                "--auth",
+                "kubernetes",
+                "--allow-plaintext"
+            ]),
             None
         )
         .is_ok());
