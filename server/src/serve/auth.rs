@@ -769,24 +769,29 @@ impl Authenticator {
         }
         let key = token_key(token);
         let known = self.lists.get(&key, Instant::now(), None);
+        if let Some(known) = &known {
+            // The usual case: the whole list was reviewed within the TTL.
+            if known.everywhere {
+                return Ok(namespaces);
+            }
+            if namespaces.iter().all(|ns| known.asked.contains(ns)) {
+                return Ok(namespaces
+                    .into_iter()
+                    .filter(|ns| known.allowed.contains(ns))
+                    .collect());
+            }
+        }
         let mut visible = known.as_deref().cloned().unwrap_or_default();
         if known.is_none() {
             visible.everywhere = self
                 .may(token, identity, Access::AllNamespaces, None, Spend::List)
                 .await?;
         }
-        if visible.everywhere {
-            if known.is_none() {
-                let ttl = self.config.allow_ttl;
-                self.lists.put(key, Arc::new(visible), Instant::now(), ttl);
-            }
-            return Ok(namespaces);
-        }
-        let unasked: Vec<String> = (namespaces.iter())
-            .filter(|ns| known.as_ref().is_none_or(|k| !k.asked.contains(*ns)))
-            .cloned()
-            .collect();
-        if known.is_none() || !unasked.is_empty() {
+        if !visible.everywhere {
+            let unasked: Vec<String> = (namespaces.iter())
+                .filter(|ns| !visible.asked.contains(*ns))
+                .cloned()
+                .collect();
             let verdicts: Vec<(String, Result<bool, Error>)> = futures::stream::iter(unasked)
                 .map(|ns| async move {
                     let access = Access::Namespace(ns.clone());
@@ -806,9 +811,12 @@ impl Authenticator {
                 }
                 visible.asked.insert(ns);
             }
-            let ttl = self.config.allow_ttl;
-            self.lists
-                .put(key, Arc::new(visible.clone()), Instant::now(), ttl);
+        }
+        let ttl = self.config.allow_ttl;
+        let visible = Arc::new(visible);
+        self.lists.put(key, visible.clone(), Instant::now(), ttl);
+        if visible.everywhere {
+            return Ok(namespaces);
         }
         Ok(namespaces
             .into_iter()
