@@ -1141,16 +1141,21 @@ mod tests {
         assert!(!format!("{config:?}").contains("s3cret"));
     }
 
-    #[tokio::test]
-    async fn failed_attempts_from_one_address_run_out_and_others_are_unaffected() {
-        let auth = Authenticator::new(
+    /// `--auth token` with the shared token `t0ken`.
+    fn shared_token_authenticator() -> Authenticator {
+        Authenticator::new(
             AuthConfig {
                 mode: AuthMode::Token,
                 token: Some("t0ken".into()),
                 ..AuthConfig::default()
             },
             None,
-        );
+        )
+    }
+
+    #[tokio::test]
+    async fn failed_attempts_from_one_address_run_out_and_others_are_unaffected() {
+        let auth = shared_token_authenticator();
         let guesser: IpAddr = "192.0.2.1".parse().expect("ip");
         let user: IpAddr = "192.0.2.2".parse().expect("ip");
         let mut refused = 0;
@@ -1240,14 +1245,7 @@ mod tests {
 
     #[tokio::test]
     async fn token_mode_compares_the_shared_token() {
-        let auth = Authenticator::new(
-            AuthConfig {
-                mode: AuthMode::Token,
-                token: Some("t0ken".into()),
-                ..AuthConfig::default()
-            },
-            None,
-        );
+        let auth = shared_token_authenticator();
         assert_eq!(
             auth.authenticate("t0ken", None, None)
                 .await
