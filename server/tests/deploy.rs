@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use dispatch_dash::serve::budget::MemoryBudget;
 use dispatch_dash::serve::projection::ObjectKind;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Service, ServiceAccount};
@@ -303,17 +304,38 @@ fn the_shipped_arguments_pass_serves_start_up_checks() {
         let Command::Serve(args) = cli.command;
         dispatch_dash::serve::auth_config(&args, None)
             .unwrap_or_else(|e| panic!("{argv:?} is refused at start: {e}"));
+        args
     };
     let deployment = manifests()
         .into_iter()
         .find(|(_, doc)| doc["kind"] == "Deployment")
         .expect("a Deployment")
         .1;
-    let args: Vec<String> = serde_json::from_value(
-        deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone(),
-    )
-    .expect("args");
-    check(args);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<String> = serde_json::from_value(container["args"].clone()).expect("args");
+    let args = check(args);
+
+    // The pod's memory limit covers the bounded parts' budget with half of
+    // it to spare, for the store of live objects and the runtime, which no
+    // flag bounds.
+    let limit = container["resources"]["limits"]["memory"]
+        .as_str()
+        .expect("a memory limit");
+    let limit = dispatch_dash::serve::store::parse_byte_size(limit)
+        .unwrap_or_else(|e| panic!("{limit}: {e}")) as u64;
+    let budget = match args.memory_budget {
+        Some(bytes) => MemoryBudget::from_flag(bytes),
+        None => MemoryBudget::from_cgroup_limit(limit),
+    };
+    let bounds = dispatch_dash::serve::byte_bounds(&args, &budget);
+    assert!(
+        bounds.sum() <= budget.bytes,
+        "{bounds:?} add up past the budget {budget:?}"
+    );
+    assert!(
+        budget.bytes as u64 <= limit / 2,
+        "the budget {budget:?} leaves less than half of the {limit}-byte limit"
+    );
     let dockerfile =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../Dockerfile"))
             .expect("the Dockerfile");

@@ -198,6 +198,9 @@ pub struct AuthConfig {
     pub session_idle_timeout: Duration,
     /// Sessions at most; past it the longest idle one is evicted.
     pub max_sessions: usize,
+    /// Bytes of all sessions at most (ids and tokens, as held); past it
+    /// the longest idle one is evicted.
+    pub max_session_bytes: usize,
     /// Peers whose `X-Forwarded-Proto` is believed.
     pub trusted_proxies: Vec<IpNet>,
 }
@@ -215,6 +218,7 @@ impl Default for AuthConfig {
             recheck_interval: Duration::from_secs(30),
             session_idle_timeout: Duration::from_secs(8 * 3600),
             max_sessions: 10_000,
+            max_session_bytes: 32 * 1024 * 1024,
             trusted_proxies: Vec::new(),
         }
     }

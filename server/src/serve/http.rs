@@ -1235,7 +1235,7 @@ mod tests {
                 },
                 None,
             )),
-            sessions: Arc::new(SessionStore::new(Duration::from_secs(3600), 100)),
+            sessions: Arc::new(SessionStore::new(Duration::from_secs(3600), 100, 1 << 20)),
             hosts: Arc::new(HostPolicy::new(
                 "127.0.0.1:8080".parse().expect("addr"),
                 &["dispatch.example.com".to_string()],

@@ -365,6 +365,7 @@ impl Hub {
             metrics: Metrics::default(),
             history: Mutex::new(History::new(HistoryLimits {
                 retention: limits.history_retention,
+                bytes: limits.history_bytes,
                 ..HistoryLimits::default()
             })),
             clock: Clock::system(),

@@ -54,6 +54,7 @@
 //! are in `docs/api.md`, "The dashboard stream". [`hub`] writes the frames.
 
 pub mod auth;
+pub mod budget;
 pub mod demo_users;
 pub mod discovery;
 pub mod health;
@@ -315,21 +316,30 @@ pub struct ServeArgs {
     /// The most captured (deleted) pods kept in all.
     #[arg(long, default_value_t = 50_000)]
     pub max_captured_pods: usize,
-    /// The most bytes of captured pods kept in all (a number, or with a
-    /// Ki, Mi or Gi suffix).
-    #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
-    pub max_captured_bytes: usize,
-    /// The most bytes of captured pods kept per TrainJob.
-    #[arg(long, default_value = "16Mi", value_parser = store::parse_byte_size)]
-    pub max_captured_bytes_per_trainjob: usize,
+    /// The memory the bounded parts (captured pods, replay rings, history,
+    /// auth caches, sessions) may take together, a number or with a Ki, Mi
+    /// or Gi suffix; every byte bound below is a share of it. Default: half
+    /// the cgroup's memory limit, else 512Mi (see docs/security.md).
+    #[arg(long, value_name = "SIZE", value_parser = store::parse_byte_size)]
+    pub memory_budget: Option<usize>,
+    /// The most bytes of captured pods kept in all. Default: 35% of the
+    /// memory budget.
+    #[arg(long, value_name = "SIZE", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes: Option<usize>,
+    /// The most bytes of captured pods kept per TrainJob. Default: a
+    /// sixteenth of `--max-captured-bytes`.
+    #[arg(long, value_name = "SIZE", value_parser = store::parse_byte_size)]
+    pub max_captured_bytes_per_trainjob: Option<usize>,
     /// The most bytes of `change` events each namespace keeps for
-    /// `Last-Event-ID` resumes.
-    #[arg(long, default_value = "64Mi", value_parser = store::parse_byte_size)]
-    pub max_replay_bytes: usize,
+    /// `Last-Event-ID` resumes. Default: a quarter of
+    /// `--max-replay-bytes-total`.
+    #[arg(long, value_name = "SIZE", value_parser = store::parse_byte_size)]
+    pub max_replay_bytes: Option<usize>,
     /// The most bytes of `change` events all namespaces keep together (with
-    /// `--all-namespaces` there are as many rings as namespaces).
-    #[arg(long, default_value = "256Mi", value_parser = store::parse_byte_size)]
-    pub max_replay_bytes_total: usize,
+    /// `--all-namespaces` there are as many rings as namespaces). Default:
+    /// 25% of the memory budget.
+    #[arg(long, value_name = "SIZE", value_parser = store::parse_byte_size)]
+    pub max_replay_bytes_total: Option<usize>,
     /// Keep the evidence (captured pods, pod owners, last seen pods and
     /// TrainJobs, observation history) in DIR/state.db, restored at start.
     #[arg(long, value_name = "DIR")]
@@ -711,7 +721,27 @@ fn http_sessions(config: &auth::AuthConfig) -> Arc<session::SessionStore> {
     Arc::new(session::SessionStore::new(
         config.session_idle_timeout,
         config.max_sessions,
+        config.max_session_bytes,
     ))
+}
+
+/// The byte bounds of `budget`, each replaced by its flag when given; a
+/// per-TrainJob or per-namespace share follows its total's flag.
+pub fn byte_bounds(args: &ServeArgs, budget: &budget::MemoryBudget) -> budget::ByteBounds {
+    let derived = budget.bounds();
+    let captured_total = args.max_captured_bytes.unwrap_or(derived.captured_total);
+    let replay_total = args.max_replay_bytes_total.unwrap_or(derived.replay_total);
+    budget::ByteBounds {
+        captured_total,
+        captured_per_trainjob: args
+            .max_captured_bytes_per_trainjob
+            .unwrap_or(captured_total / budget::PER_TRAINJOB_DIVISOR),
+        replay_total,
+        replay_per_namespace: args
+            .max_replay_bytes
+            .unwrap_or(replay_total / budget::PER_NAMESPACE_DIVISOR),
+        ..derived
+    }
 }
 
 /// The auth settings from the flags and the environment (`env_token`:
@@ -899,7 +929,24 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
-    let auth = auth_config(&args, std::env::var("DISPATCH_DASH_TOKEN").ok())?;
+    let mut auth = auth_config(&args, std::env::var("DISPATCH_DASH_TOKEN").ok())?;
+    let budget = budget::MemoryBudget::of_this_process(args.memory_budget);
+    let bounds = byte_bounds(&args, &budget);
+    tracing::info!(
+        budget = budget.bytes,
+        source = ?budget.source,
+        bounds = ?bounds,
+        "memory budget"
+    );
+    if bounds.sum() > budget.bytes {
+        tracing::warn!(
+            budget = budget.bytes,
+            bounds = bounds.sum(),
+            "the --max-…-bytes flags add up past the memory budget"
+        );
+    }
+    auth.max_cache_bytes = bounds.auth_cache;
+    auth.max_session_bytes = bounds.sessions;
     // Before anything else: a corrupt, locked or newer database stops the
     // start with its name, and nothing is listed into a store that would
     // not be restored.
@@ -950,10 +997,11 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             max_sse_clients: args.max_sse_clients,
             limits: StoreLimits {
                 captured_total: args.max_captured_pods,
-                captured_bytes_total: args.max_captured_bytes,
-                captured_bytes_per_trainjob: args.max_captured_bytes_per_trainjob,
-                replay_bytes_per_namespace: args.max_replay_bytes,
-                replay_bytes_total: args.max_replay_bytes_total,
+                captured_bytes_total: bounds.captured_total,
+                captured_bytes_per_trainjob: bounds.captured_per_trainjob,
+                replay_bytes_per_namespace: bounds.replay_per_namespace,
+                replay_bytes_total: bounds.replay_total,
+                history_bytes: bounds.history,
                 history_retention: args.history_retention,
                 ..StoreLimits::default()
             },

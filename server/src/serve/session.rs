@@ -31,12 +31,58 @@ struct Session {
     last_used: Instant,
 }
 
-/// The sessions, bounded in number and idle time. Its `Debug` shows how
-/// many there are: a session id is as good as its token.
+impl Session {
+    /// What a session holds in memory: its id, its token and the map's
+    /// bookkeeping. A token comes from a bounded body or header, but ten
+    /// thousand 16 KiB tokens would still be 160 MiB, so bytes are bounded
+    /// too.
+    fn weight(&self, id: &str) -> usize {
+        id.len() + self.token.expose().len() + std::mem::size_of::<(String, Session)>()
+    }
+}
+
+#[derive(Default)]
+struct Sessions {
+    by_id: HashMap<String, Session>,
+    bytes: usize,
+}
+
+impl Sessions {
+    fn remove(&mut self, id: &str) -> Option<Session> {
+        let session = self.by_id.remove(id)?;
+        self.bytes = self.bytes.saturating_sub(session.weight(id));
+        Some(session)
+    }
+
+    fn retain_unexpired(&mut self, now: Instant, idle_timeout: Duration) {
+        let mut bytes = 0;
+        self.by_id.retain(|id, s| {
+            let keep = now.saturating_duration_since(s.last_used) < idle_timeout;
+            if keep {
+                bytes += s.weight(id);
+            }
+            keep
+        });
+        self.bytes = bytes;
+    }
+
+    fn remove_longest_idle(&mut self) -> bool {
+        let oldest = self
+            .by_id
+            .iter()
+            .min_by_key(|(_, s)| s.last_used)
+            .map(|(id, _)| id.clone());
+        oldest.is_some_and(|id| self.remove(&id).is_some())
+    }
+}
+
+/// The sessions, bounded in number, bytes and idle time. Its `Debug` shows
+/// how many there are: a session id is as good as its token.
 pub struct SessionStore {
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Mutex<Sessions>,
     idle_timeout: Duration,
     max_sessions: usize,
+    max_bytes: usize,
 }
 
 impl std::fmt::Debug for SessionStore {
@@ -45,50 +91,45 @@ impl std::fmt::Debug for SessionStore {
             .field("sessions", &self.len())
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("max_bytes", &self.max_bytes)
             .finish()
     }
 }
 
 impl SessionStore {
     /// A store whose sessions end after `idle_timeout` unused, holding at
-    /// most `max_sessions`.
-    pub fn new(idle_timeout: Duration, max_sessions: usize) -> Self {
+    /// most `max_sessions` and `max_bytes` (see [`Session::weight`]).
+    pub fn new(idle_timeout: Duration, max_sessions: usize, max_bytes: usize) -> Self {
         SessionStore {
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(Sessions::default()),
             idle_timeout,
             max_sessions: max_sessions.max(1),
+            max_bytes,
         }
     }
 
-    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, Sessions> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Opens a session for `token` and returns its id.
+    /// Opens a session for `token` and returns its id; past a bound the
+    /// expired sessions go, then the longest idle ones.
     pub fn create(&self, token: &str, now: Instant) -> Result<String, Error> {
         let id = new_session_id()?;
+        let session = Session {
+            token: Secret::from(token),
+            last_used: now,
+        };
+        let weight = session.weight(&id);
         let mut sessions = self.sessions();
-        if sessions.len() >= self.max_sessions {
-            let idle_timeout = self.idle_timeout;
-            sessions.retain(|_, s| now.saturating_duration_since(s.last_used) < idle_timeout);
-            while sessions.len() >= self.max_sessions {
-                let oldest = sessions
-                    .iter()
-                    .min_by_key(|(_, s)| s.last_used)
-                    .map(|(id, _)| id.clone());
-                match oldest {
-                    Some(oldest) => sessions.remove(&oldest),
-                    None => break,
-                };
-            }
+        let full =
+            |s: &Sessions| s.by_id.len() >= self.max_sessions || s.bytes + weight > self.max_bytes;
+        if full(&sessions) {
+            sessions.retain_unexpired(now, self.idle_timeout);
+            while full(&sessions) && sessions.remove_longest_idle() {}
         }
-        sessions.insert(
-            id.clone(),
-            Session {
-                token: Secret::from(token),
-                last_used: now,
-            },
-        );
+        sessions.bytes += weight;
+        sessions.by_id.insert(id.clone(), session);
         Ok(id)
     }
 
@@ -96,7 +137,7 @@ impl SessionStore {
     /// such session or it was idle too long (it is then removed).
     pub fn token(&self, id: &str, now: Instant) -> Option<Secret> {
         let mut sessions = self.sessions();
-        let session = sessions.get_mut(id)?;
+        let session = sessions.by_id.get_mut(id)?;
         if now.saturating_duration_since(session.last_used) >= self.idle_timeout {
             sessions.remove(id);
             return None;
@@ -108,11 +149,10 @@ impl SessionStore {
     /// Ends every session idle for the timeout, so their tokens leave
     /// memory without waiting to be looked up; returns how many ended.
     pub fn purge_expired(&self, now: Instant) -> usize {
-        let idle_timeout = self.idle_timeout;
         let mut sessions = self.sessions();
-        let before = sessions.len();
-        sessions.retain(|_, s| now.saturating_duration_since(s.last_used) < idle_timeout);
-        before - sessions.len()
+        let before = sessions.by_id.len();
+        sessions.retain_unexpired(now, self.idle_timeout);
+        before - sessions.by_id.len()
     }
 
     /// How often [`SessionStore::purge_expired`] should run: a tenth of
@@ -128,7 +168,12 @@ impl SessionStore {
 
     /// Sessions held now.
     pub fn len(&self) -> usize {
-        self.sessions().len()
+        self.sessions().by_id.len()
+    }
+
+    /// Bytes the sessions hold now (see [`Session::weight`]).
+    pub fn bytes(&self) -> usize {
+        self.sessions().bytes
     }
 
     /// Whether no session is held.
@@ -172,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_session_lives_while_used_and_ends_when_idle() {
-        let store = SessionStore::new(Duration::from_secs(100), 10);
+        let store = SessionStore::new(Duration::from_secs(100), 10, 1 << 20);
         let t0 = Instant::now();
         let id = store.create("tok", t0).expect("id");
         assert_eq!(id.len(), 64);
@@ -194,7 +239,7 @@ mod tests {
 
     #[test]
     fn expired_sessions_are_purged_without_a_lookup_and_tokens_never_print() {
-        let store = SessionStore::new(Duration::from_secs(100), 10);
+        let store = SessionStore::new(Duration::from_secs(100), 10, 1 << 20);
         let t0 = Instant::now();
         let old = store.create("old-s3cret", t0).expect("id");
         let fresh = store
@@ -208,14 +253,14 @@ mod tests {
         assert!(store.token(&fresh, t0 + Duration::from_secs(101)).is_some());
         assert_eq!(store.purge_interval(), Duration::from_secs(10));
         assert_eq!(
-            SessionStore::new(Duration::from_secs(8 * 3600), 1).purge_interval(),
+            SessionStore::new(Duration::from_secs(8 * 3600), 1, 1 << 20).purge_interval(),
             Duration::from_secs(60)
         );
     }
 
     #[test]
     fn sessions_are_capped_and_the_longest_idle_goes() {
-        let store = SessionStore::new(Duration::from_secs(1000), 2);
+        let store = SessionStore::new(Duration::from_secs(1000), 2, 1 << 20);
         let t0 = Instant::now();
         let at = |s| t0 + Duration::from_secs(s);
         let a = store.create("a", at(0)).expect("id");
@@ -229,6 +274,30 @@ mod tests {
         assert!(store.token(&c, at(4)).is_some());
         store.remove(&a);
         assert_eq!(store.token(&a, at(5)), None, "signed out");
+    }
+
+    #[test]
+    fn sessions_are_bounded_in_bytes_and_the_longest_idle_goes() {
+        let token = "t".repeat(16 * 1024);
+        let one = Session {
+            token: Secret::from(token.as_str()),
+            last_used: Instant::now(),
+        }
+        .weight(&"0".repeat(64));
+        let store = SessionStore::new(Duration::from_secs(1000), 10_000, 3 * one);
+        let t0 = Instant::now();
+        let at = |s| t0 + Duration::from_secs(s);
+        let ids: Vec<String> = (0..10)
+            .map(|i| store.create(&token, at(i)).expect("id"))
+            .collect();
+        assert_eq!(store.len(), 3, "three 16 KiB tokens fill the bytes");
+        assert!(store.bytes() <= 3 * one, "{} > {}", store.bytes(), 3 * one);
+        assert!(store.token(&ids[6], at(20)).is_none(), "older ones went");
+        assert!(store.token(&ids[9], at(20)).is_some(), "the newest stays");
+        store.remove(&ids[9]);
+        assert_eq!(store.bytes(), 2 * one, "removal gives its bytes back");
+        assert_eq!(store.purge_expired(at(5000)), 2);
+        assert_eq!(store.bytes(), 0);
     }
 
     #[test]

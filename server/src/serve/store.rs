@@ -220,6 +220,8 @@ pub struct StoreLimits {
     /// Objects gone for longer than this lose their observation history
     /// (read by the hub, see [`super::history`]).
     pub history_retention: std::time::Duration,
+    /// Bytes of all observation histories together (read by the hub).
+    pub history_bytes: usize,
 }
 
 impl Default for StoreLimits {
@@ -232,6 +234,7 @@ impl Default for StoreLimits {
             replay_bytes_per_namespace: 64 * MIB,
             replay_bytes_total: 256 * MIB,
             history_retention: super::history::DEFAULT_RETENTION,
+            history_bytes: super::history::HistoryLimits::default().bytes,
         }
     }
 }
