@@ -2,7 +2,8 @@
 # Installs what the whole test suite needs (scripts/test.sh runs it): first
 # everything the product needs (scripts/setup.sh), then the test-only tools,
 # pinned, from the package registries only: Debian's Chromium and
-# playwright-core for the browser tests, and etcd with a kube-apiserver built
+# playwright-core for the browser tests, cargo-deny for the supply chain,
+# and etcd with a kube-apiserver built
 # from Debian's source for the real-apiserver tier. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,13 @@ if [ ! -x /usr/bin/chromium ]; then
   apt_install chromium
 fi
 npm_ci_if_stale tests/e2e
+
+# cargo-deny checks licenses, bans and sources against deny.toml.
+deny_version=0.20.2
+if [ "$(cargo deny --version 2>/dev/null | awk '{print $2}')" != "$deny_version" ]; then
+  log "cargo install cargo-deny $deny_version"
+  cargo install --locked cargo-deny --version "$deny_version"
+fi
 
 # The real kube-apiserver test tier (server/tests/real_apiserver*.rs): etcd,
 # and a kube-apiserver built from Debian's source package, cached outside the

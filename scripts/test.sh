@@ -15,6 +15,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "format"
 cargo fmt --all -- --check
 
+step "supply chain: licenses, bans and sources (deny.toml; advisories need a network)"
+cargo deny --offline check licenses bans sources
+
 step "clippy (native)"
 cargo clippy --all-targets -- -D warnings
 
