@@ -87,6 +87,8 @@ fn serve_exit_code(e: &serve::Error) -> u8 {
         | serve::Error::Auth(auth::Error::MissingDelegation { .. })
         // A state directory that cannot be used (corrupt, locked, newer).
         | serve::Error::State(_)
+        // A certificate or key that does not load.
+        | serve::Error::Tls(_)
         | serve::Error::DemoUsers(_) => 2,
         _ => 1,
     }

@@ -51,6 +51,28 @@ async fn an_empty_token_exits_2() {
 }
 
 #[tokio::test]
+async fn a_tls_pair_that_does_not_load_exits_2_naming_the_file() {
+    let dir = std::env::temp_dir().join(format!("dd-exit-codes-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cert = dir.join("tls.crt");
+    std::fs::write(&cert, "not a certificate\n").expect("cert file");
+    let cert = cert.to_string_lossy().into_owned();
+    let key = dir.join("absent.key").to_string_lossy().into_owned();
+    let output = serve_with(&[
+        "--demo",
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+    ])
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_refused(&output, "absent.key");
+}
+
+#[tokio::test]
 async fn kubernetes_mode_without_the_auth_delegator_grant_exits_2() {
     let emu = emulator(false).await;
     emu.emulator().forbid("subjectaccessreviews");

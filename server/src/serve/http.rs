@@ -389,8 +389,16 @@ fn same_origin(origin: &str, scheme: &str, host: &str) -> bool {
         .is_some_and(|rest| rest.eq_ignore_ascii_case(host))
 }
 
-/// Whether the request came over HTTPS (from a trusted proxy).
+/// Whether the request came over HTTPS: the server's own TLS, or a trusted
+/// proxy's word.
 fn over_https(state: &AppState, request: &Request) -> bool {
+    if request
+        .extensions()
+        .get::<super::listen::OverTls>()
+        .is_some()
+    {
+        return true;
+    }
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

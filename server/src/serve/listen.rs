@@ -12,7 +12,9 @@
 //! - a write deadline: a connection whose writes make no progress for that
 //!   long (a client that stopped reading an event stream) fails and is
 //!   closed, which drops its stream and whatever it held;
-//! - bounded per-connection buffers.
+//! - bounded per-connection buffers;
+//! - with `--tls-cert-file`, a TLS handshake that shares the request
+//!   head's time limit.
 //!
 //! The peer address is put in each request's extensions as axum's
 //! `ConnectInfo`, for the per-client cap on event streams.
@@ -39,6 +41,13 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Sleep;
 use tower::ServiceExt;
+
+use super::tls::TlsConfig;
+
+/// A request extension: the connection is the server's own TLS, so the
+/// request came over HTTPS (the session cookie is then `Secure`).
+#[derive(Debug, Clone, Copy)]
+pub struct OverTls;
 
 /// Bytes hyper may buffer per connection (request head, queued writes).
 const CONNECTION_BUFFER: usize = 64 * 1024;
@@ -82,6 +91,8 @@ pub struct ConnectionMetrics {
     pub write_timeouts: AtomicU64,
     /// Requests refused because their Host header names another site.
     pub misdirected: AtomicU64,
+    /// TLS handshakes that failed (`--tls-cert-file`).
+    pub tls_handshake_failures: AtomicU64,
 }
 
 impl ConnectionMetrics {
@@ -117,6 +128,12 @@ impl ConnectionMetrics {
                 "counter",
                 "Requests refused (421) because their Host header names a site this server is not.",
                 &self.misdirected,
+            ),
+            (
+                "dispatch_dash_http_tls_handshake_failures_total",
+                "counter",
+                "Connections closed because their TLS handshake failed.",
+                &self.tls_handshake_failures,
             ),
         ];
         for (name, kind, help, value) in rows {
@@ -183,6 +200,7 @@ pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    tls: Option<Arc<TlsConfig>>,
     metrics: Arc<ConnectionMetrics>,
     mut shutdown: watch::Receiver<bool>,
 ) -> io::Result<()> {
@@ -221,10 +239,38 @@ pub async fn serve(
         let app = app.clone();
         let metrics = metrics.clone();
         let shutdown = shutdown.clone();
+        // The acceptor is taken now, so a reload applies from the next
+        // connection on.
+        let acceptor = tls.as_ref().map(|tls| tls.acceptor());
         connections.spawn(async move {
             metrics.open.fetch_add(1, Ordering::Relaxed);
             let stream = DeadlineStream::new(stream, limits.write_timeout, metrics.clone());
-            serve_connection(stream, peer, app, limits, &metrics, shutdown).await;
+            match acceptor {
+                None => {
+                    serve_connection(stream, peer, false, app, limits, &metrics, shutdown).await
+                }
+                // The handshake shares the request head's time limit, so a
+                // client that opens and says nothing is closed the same way.
+                Some(acceptor) => {
+                    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream))
+                        .await
+                    {
+                        Ok(Ok(stream)) => {
+                            serve_connection(stream, peer, true, app, limits, &metrics, shutdown)
+                                .await;
+                        }
+                        Ok(Err(e)) => {
+                            metrics
+                                .tls_handshake_failures
+                                .fetch_add(1, Ordering::Relaxed);
+                            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        }
+                        Err(_) => {
+                            metrics.header_timeouts.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
             metrics.open.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
             drop(address_slot);
@@ -250,7 +296,7 @@ pub async fn serve_or_log(
     metrics: Arc<ConnectionMetrics>,
     shutdown: watch::Receiver<bool>,
 ) {
-    if let Err(e) = serve(listener, app, limits, metrics, shutdown).await {
+    if let Err(e) = serve(listener, app, limits, None, metrics, shutdown).await {
         tracing::error!(error = %e, "a listener failed");
     }
 }
@@ -263,6 +309,7 @@ async fn stopping(shutdown: &mut watch::Receiver<bool>) {
 async fn serve_connection<S>(
     stream: S,
     peer: SocketAddr,
+    over_tls: bool,
     app: Router,
     limits: ConnectionLimits,
     metrics: &ConnectionMetrics,
@@ -272,6 +319,9 @@ async fn serve_connection<S>(
 {
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
+        if over_tls {
+            request.extensions_mut().insert(OverTls);
+        }
         let app = app.clone();
         async move { Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|e| match e {})) }
     });

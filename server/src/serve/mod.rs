@@ -69,6 +69,7 @@ pub mod persist;
 pub mod projection;
 pub mod session;
 pub mod store;
+pub mod tls;
 pub mod view;
 pub mod watch;
 
@@ -144,6 +145,9 @@ pub enum Error {
          name it with --trusted-proxy, listen on 127.0.0.1, or pass --allow-plaintext"
     )]
     Plaintext(SocketAddr),
+    /// The TLS certificate or key does not load.
+    #[error(transparent)]
+    Tls(#[from] tls::Error),
     /// The auth set-up failed (the server may not make reviews).
     #[error(transparent)]
     Auth(#[from] auth::Error),
@@ -258,6 +262,14 @@ pub struct ServeArgs {
     /// create token SA --audience NAME`. Default: the API server's own.
     #[arg(long, value_name = "NAME")]
     pub token_audience: Option<String>,
+    /// Serve HTTPS with this PEM certificate chain (with
+    /// `--tls-key-file`); both files are read again every 10 s and a
+    /// renewed pair is used from the next connection on.
+    #[arg(long, value_name = "FILE", requires = "tls_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// The PEM private key of `--tls-cert-file`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_key_file: Option<PathBuf>,
     /// Serve `--auth kubernetes` on a non-loopback address over plain HTTP
     /// with no `--trusted-proxy` in front: tokens and session cookies then
     /// cross the network in the clear, so it must be asked for.
@@ -425,6 +437,10 @@ pub struct HttpSettings {
     pub max_sse_per_client: usize,
     /// Where the probes alone are served, besides the main address.
     pub probe_listen: Option<SocketAddr>,
+    /// The main address speaks TLS with this (`--tls-cert-file`).
+    pub tls: Option<Arc<tls::TlsConfig>>,
+    /// How often the TLS files are read for a renewal.
+    pub tls_reload_every: Duration,
 }
 
 impl Default for HttpSettings {
@@ -435,6 +451,8 @@ impl Default for HttpSettings {
             request_timeout: Duration::from_secs(30),
             max_sse_per_client: 64,
             probe_listen: None,
+            tls: None,
+            tls_reload_every: tls::RELOAD_EVERY,
         }
     }
 }
@@ -695,10 +713,18 @@ pub async fn start_with_state(
     // The web client, embedded at build time, answers every path the API
     // does not route.
     let app = http::app_with_assets(state, crate::assets::router());
+    if let Some(tls) = &config.http.tls {
+        workers.spawn(
+            "TLS reload",
+            tls.clone()
+                .watch_files(config.http.tls_reload_every, shutdown_rx.clone()),
+        );
+    }
     let http = tokio::spawn(listen::serve(
         listener,
         app,
         config.http.connections,
+        config.http.tls.clone(),
         connections.clone(),
         shutdown_rx,
     ));
@@ -791,6 +817,7 @@ pub fn auth_config(args: &ServeArgs, env_token: Option<String>) -> Result<auth::
     if mode == auth::AuthMode::Kubernetes
         && !args.listen.ip().is_loopback()
         && args.trusted_proxies.is_empty()
+        && args.tls_cert_file.is_none()
         && !args.allow_plaintext
     {
         return Err(Error::Plaintext(args.listen));
@@ -930,6 +957,13 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         )
         .try_init();
     let mut auth = auth_config(&args, std::env::var("DISPATCH_DASH_TOKEN").ok())?;
+    let tls_config = match (&args.tls_cert_file, &args.tls_key_file) {
+        (Some(cert), Some(key)) => Some(Arc::new(tls::TlsConfig::load(tls::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        })?)),
+        _ => None,
+    };
     let budget = budget::MemoryBudget::of_this_process(args.memory_budget);
     let bounds = byte_bounds(&args, &budget);
     tracing::info!(
@@ -1014,6 +1048,8 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                     write_timeout: args.write_timeout,
                 },
                 probe_listen: args.probe_listen,
+                tls: tls_config.clone(),
+                tls_reload_every: tls::RELOAD_EVERY,
                 request_timeout: args.request_timeout,
                 max_sse_per_client: args.max_sse_per_client.max(1),
             },
@@ -1023,7 +1059,12 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         state,
     )
     .await?;
-    tracing::info!("dispatch-dash is serving on http://{}/", server.addr);
+    let scheme = if tls_config.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    tracing::info!("dispatch-dash is serving on {scheme}://{}/", server.addr);
     let ended = tokio::select! {
         _ = wait_for_signal() => None,
         end = server.supervise() => Some(end),
@@ -1203,6 +1244,7 @@ mod tests {
         };
         assert!(with(&["--allow-plaintext"]).is_ok());
         assert!(with(&["--trusted-proxy", "10.0.0.0/8"]).is_ok());
+        assert!(with(&["--tls-cert-file", "tls.crt", "--tls-key-file", "tls.key"]).is_ok());
         assert!(
             auth_config(&args(&["--auth", "kubernetes"]), None).is_ok(),
             "loopback"
