@@ -1,6 +1,7 @@
 //! Connection hygiene against hostile or careless clients, over real TCP on
 //! port 0 in front of the emulator: half-sent requests and idle keep-alive
-//! connections are closed, connections past the cap are refused, a client
+//! connections are closed, at the cap the longest-idle keep-alive
+//! connection makes room and past a cap of busy ones a new one is refused, a client
 //! that stops reading its event stream is dropped, one address cannot take
 //! every stream nor every connection, the probes have a listener of their
 //! own, and a foreign Host is refused.
@@ -100,8 +101,36 @@ async fn half_sent_requests_and_idle_keep_alive_connections_are_closed() {
     server.shutdown().await.expect("shutdown");
 }
 
+/// Opens an event stream on a raw connection and reads until its first
+/// event arrived, so the connection is busy sending it.
+async fn busy_stream(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(
+            format!("GET /api/v1/namespaces/{NS}/snapshots HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .expect("write");
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event: snapshot") {
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut chunk))
+            .await
+            .expect("the stream's first event in time")
+            .expect("read");
+        assert!(
+            n > 0,
+            "the stream ended early: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&chunk[..n]);
+    }
+    stream
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connections_past_the_cap_are_closed_at_once() {
+async fn past_the_cap_of_busy_connections_a_new_one_is_closed_at_once() {
     let emu = emulator(false).await;
     let server = server(
         &emu,
@@ -119,12 +148,8 @@ async fn connections_past_the_cap_are_closed_at_once() {
     .await;
     let mut held = Vec::new();
     for _ in 0..3 {
-        held.push(TcpStream::connect(server.addr).await.expect("connect"));
+        held.push(busy_stream(server.addr).await);
     }
-    eventually(10, "three open connections", || async {
-        (open() == 3).then_some(())
-    })
-    .await;
     let mut refused = TcpStream::connect(server.addr).await.expect("connect");
     let _ = refused
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -132,6 +157,11 @@ async fn connections_past_the_cap_are_closed_at_once() {
     let answer = read_until_closed(&mut refused, 10, "a connection past the cap").await;
     assert!(answer.is_empty(), "nothing is served past the cap");
     assert_eq!(server.connections.rejected.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        server.connections.idle_closed.load(Ordering::Relaxed),
+        0,
+        "a stream is never taken for idle"
+    );
     drop(held.pop());
     eventually(10, "a slot to free up", || async {
         (open() == 2).then_some(())
@@ -139,6 +169,47 @@ async fn connections_past_the_cap_are_closed_at_once() {
     .await;
     let (status, _) = get_text(server.addr, "/healthz", &[]).await;
     assert_eq!(status, StatusCode::OK);
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_cap_the_longest_idle_keep_alive_connection_makes_room() {
+    let emu = emulator(false).await;
+    let server = server(
+        &emu,
+        settings(HttpSettings {
+            connections: limits(Duration::from_secs(120), Duration::from_secs(10), 3),
+            ..HttpSettings::default()
+        }),
+    )
+    .await;
+    ready(server.addr).await;
+    let open = || server.connections.open.load(Ordering::Relaxed);
+    eventually(10, "the test client's connections to close", || async {
+        (open() == 0).then_some(())
+    })
+    .await;
+    // One stream (busy), then two keep-alive connections that each served
+    // a request and now wait for the next: `oldest` first.
+    let _stream = busy_stream(server.addr).await;
+    let mut oldest = TcpStream::connect(server.addr).await.expect("connect");
+    assert!(get_on(&mut oldest, "/healthz").await.is_some());
+    let mut newer = TcpStream::connect(server.addr).await.expect("connect");
+    assert!(get_on(&mut newer, "/healthz").await.is_some());
+    eventually(10, "three open connections", || async {
+        (open() == 3).then_some(())
+    })
+    .await;
+
+    let (status, _) = get_text(server.addr, "/healthz", &[]).await;
+    assert_eq!(status, StatusCode::OK, "a new client is served at the cap");
+    read_until_closed(&mut oldest, 10, "the longest-idle connection").await;
+    assert_eq!(server.connections.idle_closed.load(Ordering::Relaxed), 1);
+    assert_eq!(server.connections.rejected.load(Ordering::Relaxed), 0);
+    assert!(
+        get_on(&mut newer, "/healthz").await.is_some(),
+        "the less idle one still serves"
+    );
     server.shutdown().await.expect("shutdown");
 }
 
@@ -314,21 +385,22 @@ async fn one_address_cannot_take_every_connection_and_the_probes_have_their_own(
     })
     .await;
 
-    // Eight busy keep-alive clients on 127.0.0.1: four are served, the rest
-    // closed at once.
-    let mut busy = Vec::new();
-    let mut refused = 0;
+    // Eight keep-alive clients on 127.0.0.1, one after the other: each is
+    // served, and past the address's four slots each closes that
+    // address's longest-idle connection, so the four newest stay.
+    let mut clients = Vec::new();
     for _ in 0..8 {
         let mut stream = TcpStream::connect(server.addr).await.expect("connect");
-        match get_on(&mut stream, "/healthz").await {
-            Some(status) => {
-                assert!(status.starts_with("HTTP/1.1 200"), "{status}");
-                busy.push(stream);
-            }
-            None => refused += 1,
-        }
+        let status = get_on(&mut stream, "/healthz").await.expect("served");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        clients.push(stream);
     }
-    assert_eq!((busy.len(), refused), (4, 4));
+    assert_eq!(server.connections.idle_closed.load(Ordering::Relaxed), 4);
+    assert_eq!(server.connections.rejected.load(Ordering::Relaxed), 0);
+    let mut busy = clients.split_off(4);
+    for mut oldest in clients {
+        read_until_closed(&mut oldest, 10, "one of the four oldest").await;
+    }
     let keep_busy = tokio::spawn(async move {
         for _ in 0..20 {
             for stream in &mut busy {
@@ -348,7 +420,7 @@ async fn one_address_cannot_take_every_connection_and_the_probes_have_their_own(
     let busy = keep_busy.await.expect("the busy clients");
 
     // With every main slot taken (four more from 127.0.0.2, one of them
-    // the connection above), the probe listener still answers, and serves
+    // the connection above), the probe listener answers apart, and serves
     // nothing but the probes.
     let mut others = vec![other];
     for _ in 0..3 {
@@ -356,12 +428,14 @@ async fn one_address_cannot_take_every_connection_and_the_probes_have_their_own(
         assert!(get_on(&mut stream, "/healthz").await.is_some());
         others.push(stream);
     }
-    let mut full = connect_from("127.0.0.3", server.addr).await;
-    assert_eq!(
-        get_on(&mut full, "/healthz").await,
-        None,
-        "the main port is full"
-    );
+    // Those eight now wait idle between requests, so a ninth client is
+    // served by closing the longest idle of them.
+    let mut ninth = connect_from("127.0.0.3", server.addr).await;
+    let status = get_on(&mut ninth, "/healthz")
+        .await
+        .expect("served at the cap");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert_eq!(server.connections.idle_closed.load(Ordering::Relaxed), 5);
     let probes = server.probe_addr.expect("a probe listener");
     for (path, expected) in [
         ("/healthz", "200"),

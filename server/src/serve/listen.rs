@@ -1,8 +1,10 @@
 //! The accept loop: HTTP/1 connections served by hyper with the hygiene a
 //! server facing untrusted clients needs, which `axum::serve` does not give:
 //!
-//! - a cap on open connections: past it a new connection is closed at once
-//!   (and counted) instead of queueing without bound; and a cap per client
+//! - a cap on open connections: at it the longest-idle keep-alive
+//!   connection is closed to make room, and when none is idle the new
+//!   connection is closed at once (and counted) instead of queueing
+//!   without bound; and a cap per client
 //!   address, so one client cannot take every connection (the kubelet's
 //!   probes have a listener of their own besides, `--probe-listen`);
 //! - a header-read timeout: a connection has that long to send a whole
@@ -28,8 +30,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
@@ -37,7 +40,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, Notify, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Sleep;
 use tower::ServiceExt;
@@ -93,6 +96,8 @@ pub struct ConnectionMetrics {
     pub misdirected: AtomicU64,
     /// TLS handshakes that failed (`--tls-cert-file`).
     pub tls_handshake_failures: AtomicU64,
+    /// Idle keep-alive connections closed at the cap to make room.
+    pub idle_closed: AtomicU64,
 }
 
 impl ConnectionMetrics {
@@ -135,6 +140,12 @@ impl ConnectionMetrics {
                 "Connections closed because their TLS handshake failed.",
                 &self.tls_handshake_failures,
             ),
+            (
+                "dispatch_dash_http_idle_closed_total",
+                "counter",
+                "Idle keep-alive connections closed at the connection cap to make room for a new one.",
+                &self.idle_closed,
+            ),
         ];
         for (name, kind, help, value) in rows {
             out.push_str(&format!(
@@ -151,6 +162,8 @@ impl ConnectionMetrics {
 struct AddressSlots {
     max_per_client: usize,
     open: Mutex<HashMap<IpAddr, usize>>,
+    /// Woken when any slot is given back.
+    released: Notify,
 }
 
 /// One connection's share of its address's slots, given back on drop.
@@ -164,7 +177,22 @@ impl AddressSlots {
         Arc::new(AddressSlots {
             max_per_client: max_per_client.max(1),
             open: Mutex::new(HashMap::new()),
+            released: Notify::new(),
         })
+    }
+
+    /// A slot for `ip`, waiting up to `wait` for one to be given back.
+    async fn acquire_within(self: &Arc<Self>, ip: IpAddr, wait: Duration) -> Option<AddressSlot> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Registered before the check, so a release between the two is
+            // not missed.
+            let released = self.released.notified();
+            if let Some(slot) = self.acquire(ip) {
+                return Some(slot);
+            }
+            tokio::time::timeout_at(deadline, released).await.ok()?;
+        }
     }
 
     fn acquire(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
@@ -190,8 +218,146 @@ impl Drop for AddressSlot {
                 open.remove(&self.ip);
             }
         }
+        drop(open);
+        self.slots.released.notify_waiters();
     }
 }
+
+/// The open connections, with how long each has been idle (between
+/// requests, its previous response sent), so that at the cap the longest
+/// idle keep-alive connection can be closed for a new one rather than the
+/// new one refused: a crowd of parked keep-alive connections then cannot
+/// lock everyone else out. A connection with a request in flight or a
+/// response (an event stream) being sent is never chosen.
+#[derive(Debug, Default)]
+struct ConnectionTable {
+    next_id: AtomicU64,
+    open: Mutex<HashMap<u64, TrackedConnection>>,
+}
+
+#[derive(Debug)]
+struct TrackedConnection {
+    /// The client's address.
+    ip: IpAddr,
+    /// Requests whose response has not been sent in full.
+    busy: usize,
+    /// Since when it has had none, if so.
+    idle_since: Option<Instant>,
+    /// Chosen to close; not chosen again.
+    closing: bool,
+    close: Arc<Notify>,
+}
+
+impl ConnectionTable {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<u64, TrackedConnection>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a new connection (idle until its first request); its id
+    /// and what tells it to close.
+    fn open(&self, ip: IpAddr) -> (u64, Arc<Notify>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let close = Arc::new(Notify::new());
+        self.entries().insert(
+            id,
+            TrackedConnection {
+                ip,
+                busy: 0,
+                idle_since: Some(Instant::now()),
+                closing: false,
+                close: close.clone(),
+            },
+        );
+        (id, close)
+    }
+
+    fn closed(&self, id: u64) {
+        self.entries().remove(&id);
+    }
+
+    /// A request of connection `id` began; the guard marks its end.
+    fn busy(self: &Arc<Self>, id: u64) -> BusyGuard {
+        if let Some(entry) = self.entries().get_mut(&id) {
+            entry.busy += 1;
+            entry.idle_since = None;
+        }
+        BusyGuard {
+            table: self.clone(),
+            id,
+        }
+    }
+
+    /// Tells the longest-idle connection (of `from`, when given) to close;
+    /// whether there was one.
+    fn close_longest_idle(&self, from: Option<IpAddr>) -> bool {
+        let mut entries = self.entries();
+        let chosen = entries
+            .values_mut()
+            .filter(|e| !e.closing && e.busy == 0 && from.is_none_or(|ip| e.ip == ip))
+            .filter_map(|e| e.idle_since.map(|since| (since, e)))
+            .min_by_key(|(since, _)| *since)
+            .map(|(_, e)| e);
+        match chosen {
+            Some(entry) => {
+                entry.closing = true;
+                // `notify_one` keeps the wake-up if the connection is not
+                // waiting yet.
+                entry.close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Held while a response is being sent (it rides in the response body, so
+/// an event stream stays busy for its whole life).
+struct BusyGuard {
+    table: Arc<ConnectionTable>,
+    id: u64,
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        if let Some(entry) = self.table.entries().get_mut(&self.id) {
+            entry.busy = entry.busy.saturating_sub(1);
+            if entry.busy == 0 {
+                entry.idle_since = Some(Instant::now());
+            }
+        }
+    }
+}
+
+/// A response body that holds its connection's [`BusyGuard`] until it is
+/// sent in full or dropped.
+struct TrackedBody {
+    inner: Body,
+    _busy: BusyGuard,
+}
+
+impl HttpBody for TrackedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// How long a new connection waits, at the cap, for the idle connection it
+/// closed to give back its slot.
+const EVICTION_WAIT: Duration = Duration::from_secs(1);
 
 /// Serves `app` on `listener` until `shutdown` turns true, then lets open
 /// connections finish (SSE streams end on the same signal) for up to
@@ -205,6 +371,7 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let table = Arc::new(ConnectionTable::default());
     let addresses = AddressSlots::new(limits.max_connections_per_client);
     let mut connections = JoinSet::new();
     loop {
@@ -225,16 +392,38 @@ pub async fn serve(
                 continue;
             }
         };
-        let Some(address_slot) = addresses.acquire(peer.ip()) else {
-            metrics.rejected.fetch_add(1, Ordering::Relaxed);
-            drop(stream);
-            continue;
+        // At a cap, the longest-idle keep-alive connection (of this
+        // address, at its own cap) is closed to make room; only when every
+        // connection is busy is the new one refused.
+        let address_slot = match addresses.acquire(peer.ip()) {
+            Some(slot) => Some(slot),
+            None if table.close_longest_idle(Some(peer.ip())) => {
+                metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            None => {
+                metrics.rejected.fetch_add(1, Ordering::Relaxed);
+                drop(stream);
+                continue;
+            }
         };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            metrics.rejected.fetch_add(1, Ordering::Relaxed);
-            drop(stream);
-            continue;
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            // The connection closed for this address's slot gives back a
+            // permit too: one is closed, not two.
+            Err(_) if address_slot.is_none() => None,
+            Err(_) if table.close_longest_idle(None) => {
+                metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+            Err(_) => {
+                metrics.rejected.fetch_add(1, Ordering::Relaxed);
+                drop(stream);
+                continue;
+            }
         };
+        let permits = permits.clone();
+        let table = table.clone();
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let metrics = metrics.clone();
@@ -242,12 +431,42 @@ pub async fn serve(
         // The acceptor is taken now, so a reload applies from the next
         // connection on.
         let acceptor = tls.as_ref().map(|tls| tls.acceptor());
+        let addresses = addresses.clone();
         connections.spawn(async move {
+            let address_slot = match address_slot {
+                Some(slot) => slot,
+                None => match addresses.acquire_within(peer.ip(), EVICTION_WAIT).await {
+                    Some(slot) => slot,
+                    None => {
+                        metrics.rejected.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                },
+            };
+            let permit = match permit {
+                Some(permit) => permit,
+                None => match tokio::time::timeout(EVICTION_WAIT, permits.acquire_owned()).await {
+                    Ok(Ok(permit)) => permit,
+                    _ => {
+                        metrics.rejected.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                },
+            };
+            let (id, close) = table.open(peer.ip());
+            let tracked = Tracked {
+                table: table.clone(),
+                id,
+                close,
+            };
             metrics.open.fetch_add(1, Ordering::Relaxed);
             let stream = DeadlineStream::new(stream, limits.write_timeout, metrics.clone());
             match acceptor {
                 None => {
-                    serve_connection(stream, peer, false, app, limits, &metrics, shutdown).await
+                    serve_connection(
+                        stream, peer, false, tracked, app, limits, &metrics, shutdown,
+                    )
+                    .await
                 }
                 // The handshake shares the request head's time limit, so a
                 // client that opens and says nothing is closed the same way.
@@ -256,8 +475,10 @@ pub async fn serve(
                         .await
                     {
                         Ok(Ok(stream)) => {
-                            serve_connection(stream, peer, true, app, limits, &metrics, shutdown)
-                                .await;
+                            serve_connection(
+                                stream, peer, true, tracked, app, limits, &metrics, shutdown,
+                            )
+                            .await;
                         }
                         Ok(Err(e)) => {
                             metrics
@@ -272,6 +493,7 @@ pub async fn serve(
                 }
             }
             metrics.open.fetch_sub(1, Ordering::Relaxed);
+            table.closed(id);
             drop(permit);
             drop(address_slot);
         });
@@ -306,10 +528,19 @@ async fn stopping(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|down| *down).await;
 }
 
+/// A connection's entry in the [`ConnectionTable`].
+struct Tracked {
+    table: Arc<ConnectionTable>,
+    id: u64,
+    close: Arc<Notify>,
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn serve_connection<S>(
     stream: S,
     peer: SocketAddr,
     over_tls: bool,
+    tracked: Tracked,
     app: Router,
     limits: ConnectionLimits,
     metrics: &ConnectionMetrics,
@@ -317,13 +548,18 @@ async fn serve_connection<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let Tracked { table, id, close } = tracked;
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
         if over_tls {
             request.extensions_mut().insert(OverTls);
         }
         let app = app.clone();
-        async move { Ok::<_, Infallible>(app.oneshot(request).await.unwrap_or_else(|e| match e {})) }
+        let busy = table.busy(id);
+        async move {
+            let response = app.oneshot(request).await.unwrap_or_else(|e| match e {});
+            Ok::<_, Infallible>(response.map(|inner| Body::new(TrackedBody { inner, _busy: busy })))
+        }
     });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -334,6 +570,12 @@ async fn serve_connection<S>(
     let result = tokio::select! {
         result = connection.as_mut() => result,
         () = stopping(&mut shutdown) => {
+            connection.as_mut().graceful_shutdown();
+            connection.as_mut().await
+        }
+        // Chosen at the cap while idle: a graceful shutdown closes an idle
+        // connection at once (and lets a request that just arrived finish).
+        () = close.notified() => {
             connection.as_mut().graceful_shutdown();
             connection.as_mut().await
         }

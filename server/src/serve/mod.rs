@@ -300,11 +300,14 @@ pub struct ServeArgs {
     /// a proxy forwards. Other Host values get 421, against DNS rebinding.
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
-    /// The most HTTP connections open at once; past it a new one is closed.
+    /// The most HTTP connections open at once; at it the longest-idle
+    /// keep-alive connection is closed for a new one, and with none idle
+    /// the new one is closed.
     #[arg(long, default_value_t = 1024)]
     pub max_connections: usize,
     /// The most HTTP connections open at once from one client address
-    /// (behind a proxy every user shares one); past it a new one is closed.
+    /// (behind a proxy every user shares one); at it that address's
+    /// longest-idle connection makes room, else the new one is closed.
     #[arg(long, default_value_t = 256)]
     pub max_connections_per_client: usize,
     /// Also serve `/healthz` and `/readyz`, and nothing else, on this
