@@ -27,7 +27,7 @@
 mod classify;
 mod convert;
 pub mod fields;
-mod hash;
+pub mod hash;
 pub mod link;
 mod model;
 mod observation;

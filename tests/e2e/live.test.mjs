@@ -39,6 +39,8 @@ test('a still cluster: rows, the demo banner, a failed job explained, a shareabl
   const ui = await uiFor(still.url);
   const { page, errors } = await openDashboard(ui.url);
   assert.match(await page.locator('#connection').textContent(), /live/);
+  // The maps that crafted pod names reach were keyed from crypto.getRandomValues.
+  assert.equal(await page.evaluate(() => performance.getEntriesByName('dd:hashes-keyed').length), 1);
   assert.match(await href(page), /\?ns=/, 'the namespace is in the URL');
   assert.match(await page.locator('#demo-banner').textContent(), /Demo cluster/);
   await shot(page, 'live-dashboard');

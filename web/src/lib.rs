@@ -27,5 +27,20 @@ pub mod yaml;
 /// Mounts the app on the page's body.
 pub fn mount() {
     ui::mark("wasm-start");
+    key_hashes();
     leptos::mount::mount_to_body(ui::App);
+}
+
+/// Keys the engine's maps and the page's own with 16 bytes from
+/// `crypto.getRandomValues`, before any is made: their keys are names that
+/// anyone who may create a pod chooses (see `classify_wasm::hash`). A page
+/// without `crypto` still works, with maps a crafted namespace can slow.
+fn key_hashes() {
+    let mut random = [0u8; 16];
+    let drawn = web_sys::window()
+        .and_then(|w| w.crypto().ok())
+        .is_some_and(|c| c.get_random_values_with_u8_array(&mut random).is_ok());
+    if drawn && classify_wasm::hash::seed(random) {
+        ui::mark("hashes-keyed");
+    }
 }

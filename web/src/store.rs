@@ -19,9 +19,10 @@
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
+use classify_wasm::hash::KeyedMap;
 use classify_wasm::{
     AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options, OrderKey,
     SnapshotWriter, READ_KINDS,
@@ -473,7 +474,7 @@ pub struct Store {
     /// Set while `index` is still to be built from a loaded text.
     unindexed: Option<Unindexed>,
     rows: BTreeMap<OrderKey, Arc<Row>>,
-    row_order: HashMap<ItemKey, OrderKey>,
+    row_order: KeyedMap<ItemKey, OrderKey>,
 }
 
 fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {

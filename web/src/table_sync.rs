@@ -17,7 +17,7 @@
 //! element (and the focus, if it has it), and the browser restyles a few
 //! cells instead of a new subtree.
 
-use std::collections::{HashMap, HashSet};
+use classify_wasm::hash::{KeyedMap, KeyedSet};
 use std::hash::Hash;
 
 /// Where one shown row's element goes: before the element of `before`, or
@@ -49,9 +49,9 @@ impl Plan {
     /// The plan from the revisions shown (`old`, in body order) to `new`.
     /// Revisions are unique within each list.
     pub fn between(old: &[u64], new: &[u64]) -> Plan {
-        let shown: HashSet<u64> = new.iter().copied().collect();
+        let shown: KeyedSet<u64> = new.iter().copied().collect();
         let removed: Vec<u64> = old.iter().copied().filter(|r| !shown.contains(r)).collect();
-        let old_position: HashMap<u64, usize> =
+        let old_position: KeyedMap<u64, usize> =
             old.iter().enumerate().map(|(i, r)| (*r, i)).collect();
         let created: Vec<usize> = new
             .iter()
@@ -93,7 +93,7 @@ impl Plan {
         if self.removed.is_empty() || self.created.is_empty() {
             return;
         }
-        let mut gone: HashMap<K, u64> = self
+        let mut gone: KeyedMap<K, u64> = self
             .removed
             .iter()
             .filter_map(|r| old_key(*r).map(|k| (k, *r)))
@@ -106,14 +106,14 @@ impl Plan {
             }
         }
         self.created = created;
-        let reused: HashSet<u64> = self.refilled.iter().map(|(r, _)| *r).collect();
+        let reused: KeyedSet<u64> = self.refilled.iter().map(|(r, _)| *r).collect();
         self.removed.retain(|r| !reused.contains(r));
     }
 }
 
 /// The positions of a longest strictly increasing subsequence of the
 /// `Some` values (patience sorting, O(n log n)).
-fn longest_increasing(values: &[Option<usize>]) -> HashSet<usize> {
+fn longest_increasing(values: &[Option<usize>]) -> KeyedSet<usize> {
     // tails[k]: the position whose value ends the best run of length k + 1.
     let mut tails: Vec<usize> = Vec::new();
     let mut previous: Vec<Option<usize>> = vec![None; values.len()];
@@ -129,7 +129,7 @@ fn longest_increasing(values: &[Option<usize>]) -> HashSet<usize> {
             tails[at] = position;
         }
     }
-    let mut run = HashSet::new();
+    let mut run = KeyedSet::default();
     let mut cursor = tails.last().copied();
     while let Some(position) = cursor {
         run.insert(position);
@@ -326,7 +326,7 @@ mod tests {
             // first revision only, as a store keeps one row per object.
             let name = |r: u64| names[r as usize];
             let unique = |list: &[u64]| -> Vec<u64> {
-                let mut seen = HashSet::new();
+                let mut seen = KeyedSet::default();
                 list.iter().copied().filter(|r| seen.insert(name(*r))).collect()
             };
             let (old, new) = (unique(&old), unique(&new));

@@ -1,9 +1,10 @@
 //! The observation table, the counts bar and the filters, shared by the live
 //! dashboard and the offline page.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use classify_wasm::hash::KeyedMap;
 use classify_wasm::{CauseKind, Observation, State};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -338,10 +339,10 @@ struct ShownRows {
     body: Option<web_sys::Element>,
     template: Option<web_sys::Element>,
     order: Vec<u64>,
-    elements: HashMap<u64, web_sys::Element>,
+    elements: KeyedMap<u64, web_sys::Element>,
     /// The key id of the row each element shows, by revision: a changed
     /// row's element is filled in again ([`Plan::refill`]).
-    keys: HashMap<u64, String>,
+    keys: KeyedMap<u64, String>,
     /// Rows drawn as changed, with when they changed: each loses its
     /// `recent` class once [`RECENT_MS`] have passed.
     recent: Vec<(u64, f64)>,
