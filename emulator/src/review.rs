@@ -161,6 +161,21 @@ pub(crate) struct Access {
     pub grants: Vec<Grant>,
     /// Reviews answered, by resource (`tokenreviews`, ...).
     pub counts: HashMap<&'static str, u64>,
+    /// How long each review takes to answer (see [`Emulator::set_review_latency`]).
+    pub latency: std::time::Duration,
+    /// Reviews being answered now, and the most there ever were at once.
+    pub in_flight: u64,
+    pub peak_in_flight: u64,
+}
+
+/// A review being answered: counted in flight until dropped.
+pub(crate) struct InFlight(Emulator);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let access = &mut self.0.state().access;
+        access.in_flight = access.in_flight.saturating_sub(1);
+    }
 }
 
 /// The attributes a SubjectAccessReview asks about.
@@ -528,6 +543,30 @@ impl Emulator {
             .grants
             .iter()
             .any(|g| g.allows(subjects, request))
+    }
+
+    /// Makes every review take `latency` to answer, on top of
+    /// [`Emulator::set_latency`], so that a test can see how many a client
+    /// keeps in flight at once.
+    pub fn set_review_latency(&self, latency: std::time::Duration) {
+        self.state().access.latency = latency;
+    }
+
+    /// The most reviews that were ever being answered at once.
+    pub fn peak_reviews_in_flight(&self) -> u64 {
+        self.state().access.peak_in_flight
+    }
+
+    /// Counts a review in flight until the guard drops; returns how long it
+    /// should take.
+    pub(crate) fn review_started(&self) -> (InFlight, std::time::Duration) {
+        let mut state = self.state();
+        let access = &mut state.access;
+        access.in_flight += 1;
+        access.peak_in_flight = access.peak_in_flight.max(access.in_flight);
+        let latency = access.latency;
+        drop(state);
+        (InFlight(self.clone()), latency)
     }
 
     fn count_review(&self, resource: &'static str) {

@@ -292,6 +292,10 @@ async fn review_request(emu: &Emulator, review: crate::review::Review, req: Requ
             )
         }
     };
+    let (_in_flight, latency) = emu.review_started();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     crate::review::answer(emu, review, bearer.as_deref(), &body)
 }
 

@@ -10,7 +10,9 @@
 //! - every API answer says `nosniff` and `no-store`; `/readyz` names no
 //!   namespace to a caller without an identity;
 //! - `--token-audience` admits only tokens minted for it;
-//! - signing out ends the session's open streams, in `--auth token` too.
+//! - signing out ends the session's open streams, in `--auth token` too;
+//! - however many identities arrive at once, at most
+//!   `MAX_REVIEWS_IN_FLIGHT` reviews are in flight.
 
 mod common;
 
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use common::auth::*;
 use common::*;
-use dispatch_dash::serve::auth::AuthConfig;
+use dispatch_dash::serve::auth::{AuthConfig, MAX_REVIEWS_IN_FLIGHT};
 use emulator::{Emulator, Grant};
 use hyper::{Method, StatusCode};
 use serde_json::json;
@@ -459,4 +461,37 @@ async fn signing_out_ends_the_sessions_streams_in_token_mode_too() {
     .expect("the signed-out session's stream ends within 10 s (re-check every 0.5 s)");
     let after = send(addr, Method::GET, "/api/v1/namespaces", &with_cookie, "").await;
     assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crowd_of_new_identities_keeps_at_most_the_cap_of_reviews_in_flight() {
+    let emu = emulator(false).await;
+    let e = emu.emulator();
+    const CROWD: usize = 100;
+    for i in 0..CROWD {
+        e.set_user(&format!("crowd-token-{i}"), &format!("user-{i}"), &[]);
+    }
+    let server = watching_all(&emu, quick_auth()).await;
+    let addr = server.addr;
+    // Every review takes long enough that the whole crowd arrives while the
+    // first ones are still being answered.
+    e.set_review_latency(Duration::from_millis(500));
+    let crowd = (0..CROWD).map(|i| async move {
+        get_as(addr, "/api/v1/namespaces", &format!("crowd-token-{i}"))
+            .await
+            .status
+    });
+    let answers = futures::future::join_all(crowd).await;
+    assert!(
+        answers.iter().all(|s| *s == StatusCode::OK),
+        "every identity is answered, in turn: {answers:?}"
+    );
+    let peak = e.peak_reviews_in_flight();
+    assert!(
+        peak <= MAX_REVIEWS_IN_FLIGHT as u64,
+        "{peak} reviews were in flight at once"
+    );
+    // The crowd did overlap: the cap, not the arrival, bounded it.
+    assert!(peak >= 4, "only {peak} reviews overlapped");
+    assert!(e.reviews("tokenreviews") >= CROWD as u64);
 }
