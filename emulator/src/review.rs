@@ -166,6 +166,9 @@ pub(crate) struct Access {
     /// Reviews being answered now, and the most there ever were at once.
     pub in_flight: u64,
     pub peak_in_flight: u64,
+    /// Every review answers 503, as an API server whose etcd or webhook is
+    /// down does (see [`Emulator::set_reviews_unavailable`]).
+    pub unavailable: bool,
 }
 
 /// A review being answered: counted in flight until dropped.
@@ -324,6 +327,17 @@ pub(crate) fn answer(
     bearer: Option<&str>,
     body: &[u8],
 ) -> Response {
+    if emu.state().access.unavailable {
+        return status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            &format!(
+                "{} cannot be answered now: the emulator was told its reviews are unavailable",
+                review.resource()
+            ),
+            None,
+        );
+    }
     if emu.is_forbidden(review.resource(), "create") {
         let message = format!(
             "{resource}.{group} is forbidden: User \"{OWN_IDENTITY}\" cannot create resource \"{resource}\" in API group \"{group}\" at the cluster scope",
@@ -550,6 +564,12 @@ impl Emulator {
     /// keeps in flight at once.
     pub fn set_review_latency(&self, latency: std::time::Duration) {
         self.state().access.latency = latency;
+    }
+
+    /// While `unavailable`, every review answers `503 ServiceUnavailable`:
+    /// the token or the access could not be checked.
+    pub fn set_reviews_unavailable(&self, unavailable: bool) {
+        self.state().access.unavailable = unavailable;
     }
 
     /// The most reviews that were ever being answered at once.

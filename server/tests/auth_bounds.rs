@@ -11,6 +11,8 @@
 //!   namespace to a caller without an identity;
 //! - `--token-audience` admits only tokens minted for it;
 //! - signing out ends the session's open streams, in `--auth token` too;
+//! - a token the cluster cannot check now is 503 with `Retry-After`: the
+//!   session is kept and nothing is cached;
 //! - however many identities arrive at once, at most
 //!   `MAX_REVIEWS_IN_FLIGHT` reviews are in flight.
 
@@ -494,4 +496,60 @@ async fn a_crowd_of_new_identities_keeps_at_most_the_cap_of_reviews_in_flight() 
     // The crowd did overlap: the cap, not the arrival, bounded it.
     assert!(peak >= 4, "only {peak} reviews overlapped");
     assert!(e.reviews("tokenreviews") >= CROWD as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_the_cluster_cannot_check_now_is_503_and_keeps_its_session() {
+    let emu = emulator(false).await;
+    let e = emu.emulator();
+    users(e);
+    e.grant(Grant::cluster_wide(
+        "bob",
+        "list",
+        "trainer.kubeflow.org",
+        "trainjobs",
+    ));
+    e.grant(Grant::cluster_wide("bob", "list", "", "pods"));
+    let auth = quick_auth();
+    let identity_ttl = auth.allow_ttl;
+    let server = watching_all(&emu, auth).await;
+    let addr = server.addr;
+    let (cookie, answer) = sign_in(addr, BOB).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    let cookie = cookie.expect("a session cookie");
+    let headers = [("cookie", cookie.as_str())];
+    let list = || send(addr, Method::GET, "/api/v1/namespaces", &headers, "");
+    assert_eq!(list().await.status, StatusCode::OK);
+
+    // The API server cannot answer reviews; once bob's identity is older
+    // than its TTL it must be checked again, and cannot be.
+    e.set_reviews_unavailable(true);
+    tokio::time::sleep(identity_ttl + Duration::from_millis(100)).await;
+    let reviews = e.reviews("tokenreviews");
+    for _ in 0..3 {
+        let answer = list().await;
+        assert_eq!(
+            answer.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            answer.body
+        );
+        assert_eq!(answer.retry_after.as_deref(), Some("5"));
+        assert_eq!(
+            answer.json(),
+            json!({"error": "authentication is unavailable; try again later"})
+        );
+    }
+    assert_eq!(
+        e.reviews("tokenreviews"),
+        reviews,
+        "503s are not answers: nothing was reviewed"
+    );
+
+    // Back: the same cookie works, so the session was kept, and the first
+    // request reviews the token again, so no failure was cached.
+    e.set_reviews_unavailable(false);
+    let answer = list().await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(e.reviews("tokenreviews"), reviews + 1);
 }

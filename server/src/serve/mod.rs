@@ -582,13 +582,17 @@ pub async fn start_with_state(
     state: Option<persist::StateDir>,
 ) -> Result<Server, Error> {
     let default_namespace = config.kube.default_namespace.clone();
+    // Reviews go as the server's own identity too, but without the client's
+    // retries: kube retries a 429, 503 or 504 up to 15 times, backing off
+    // for minutes, while a user waits and a review slot is held. A review
+    // the API server cannot answer now fails at once, and the user gets a
+    // 503 with Retry-After instead.
+    let mut review_config = config.kube.clone();
+    review_config.default_retry = false;
+    let review_client = kube::Client::try_from(review_config)?;
     let client = kube::Client::try_from(config.kube)?;
     let sessions = http_sessions(&config.auth);
-    let authenticator = auth::Authenticator::new(
-        config.auth,
-        // Reviews go through the server's own client.
-        Some(client.clone()),
-    );
+    let authenticator = auth::Authenticator::new(config.auth, Some(review_client));
     authenticator.check_delegation().await?;
     let discovered = match discovery::discover(&client, &DISCOVERED_KINDS).await {
         Ok(found) => Some(found),

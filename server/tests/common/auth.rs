@@ -31,6 +31,7 @@ pub struct Answer {
     pub status: StatusCode,
     pub set_cookie: Option<String>,
     pub www_authenticate: Option<String>,
+    pub retry_after: Option<String>,
     pub body: String,
 }
 
@@ -71,10 +72,12 @@ pub async fn send(
     };
     let set_cookie = header("set-cookie");
     let www_authenticate = header("www-authenticate");
+    let retry_after = header("retry-after");
     Answer {
         status: response.status(),
         set_cookie,
         www_authenticate,
+        retry_after,
         body: body_text(response).await,
     }
 }
