@@ -281,6 +281,41 @@ fn the_image_is_built_locked_and_runs_with_authentication() {
         .find(|l| l.starts_with("CMD"))
         .expect("a CMD");
     assert!(cmd.contains(r#""--auth", "kubernetes""#), "{cmd}");
+    // Every base is pinned by digest: a tag alone can be moved under a
+    // rebuild.
+    let bases: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| l.starts_with("FROM "))
+        .collect();
+    assert_eq!(bases.len(), 2, "a build stage and a runtime stage");
+    for from in bases {
+        let image = from.split_whitespace().nth(1).unwrap_or("");
+        let digest = image.split_once("@sha256:").map(|(_, d)| d);
+        assert!(
+            digest.is_some_and(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit())),
+            "not pinned by digest: {from}"
+        );
+    }
+}
+
+#[test]
+fn the_deployment_never_runs_a_moving_tag() {
+    for (file, doc) in manifests() {
+        if doc["kind"] != "Deployment" {
+            continue;
+        }
+        for container in doc["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .expect("containers")
+        {
+            let image = container["image"].as_str().expect("an image");
+            let (_, tag) = image.rsplit_once(':').expect("a tag or a digest");
+            assert!(
+                image.contains("@sha256:") || (tag != "latest" && !tag.contains('/')),
+                "{file}: {image} names no version"
+            );
+        }
+    }
 }
 
 /// `serve` with `deploy/`'s arguments, and with the image's `CMD`, passes
