@@ -644,6 +644,9 @@ impl Hub {
                     );
                 }
             }
+            self.metrics
+                .history_bytes
+                .store(history.bytes() as u64, std::sync::atomic::Ordering::Relaxed);
             drop(history);
             if self.state.is_some() {
                 history_ops(delta, &mut ops);
@@ -906,6 +909,9 @@ impl Hub {
             self.metrics
                 .count_replay_evictions(RingBound::TotalBytes, 1);
         }
+        self.metrics
+            .replay_bytes
+            .store(total as u64, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

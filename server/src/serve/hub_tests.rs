@@ -346,4 +346,18 @@ async fn the_rings_of_all_namespaces_are_bounded_together() {
         .metrics
         .render()
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"total_bytes\"} 3"));
+    // What the rings hold together is a gauge, within the bound it keeps.
+    let metrics = hub.metrics.render();
+    let gauge = |name: &str| -> u64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {metrics}"))
+    };
+    let replay = gauge("dispatch_dash_replay_bytes");
+    assert!((6_000..=10_000).contains(&replay), "{replay}");
+    assert!(
+        gauge("dispatch_dash_history_bytes") > 0,
+        "six TrainJobs were observed"
+    );
 }

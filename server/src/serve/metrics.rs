@@ -37,6 +37,10 @@ pub struct Metrics {
     pub captured_pods: AtomicU64,
     /// Bytes of the captured pods held now.
     pub captured_bytes: AtomicU64,
+    /// Bytes of every namespace's replay ring together.
+    pub replay_bytes: AtomicU64,
+    /// Bytes of the observation history.
+    pub history_bytes: AtomicU64,
     /// Captured pods evicted, by bound (copied from the store).
     capture_evictions: Mutex<CaptureEvictions>,
     /// Replay frames evicted past the frame bound.
@@ -142,6 +146,18 @@ impl Metrics {
                 "gauge",
                 "Bytes held by captured pods.",
                 &self.captured_bytes,
+            ),
+            (
+                "dispatch_dash_replay_bytes",
+                "gauge",
+                "Bytes held by the change frames of every namespace's replay ring.",
+                &self.replay_bytes,
+            ),
+            (
+                "dispatch_dash_history_bytes",
+                "gauge",
+                "Bytes held by the observation history.",
+                &self.history_bytes,
             ),
             (
                 "dispatch_dash_sse_clients",
