@@ -19,7 +19,9 @@ use common::*;
 use dispatch_dash::serve::auth::{AuthConfig, AuthMode};
 use dispatch_dash::serve::{self, HttpSettings, ModeChoice, Server, ServerConfig};
 use hyper::{Method, StatusCode};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::authentication::v1::{
+    TokenRequest, TokenRequestSpec, TokenReview, TokenReviewSpec,
+};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
@@ -172,6 +174,32 @@ async fn rbac_decides_what_each_identity_sees_and_a_revoked_binding_closes_the_s
             }
         }
     }
+
+    // The API server itself sets `status.error` on every token it rejects
+    // ("invalid bearer token" at least), so that field cannot mean the token
+    // could not be checked: such a token is the 401 above, and a review
+    // the API server cannot answer at all is what gives 503.
+    let reviews: Api<TokenReview> = Api::all(api.client());
+    let rejected = reviews
+        .create(
+            &PostParams::default(),
+            &TokenReview {
+                spec: TokenReviewSpec {
+                    token: "not-a-token".into(),
+                    audiences: None,
+                },
+                ..TokenReview::default()
+            },
+        )
+        .await
+        .expect("a TokenReview")
+        .status
+        .expect("a status");
+    assert_ne!(rejected.authenticated, Some(true), "{rejected:?}");
+    assert!(
+        rejected.error.as_deref().is_some_and(|e| !e.is_empty()),
+        "{rejected:?}"
+    );
 
     // Every route of team-b (pods allowed, TrainJobs not) and of a namespace
     // that does not exist is the same 403 for alice.
