@@ -16,6 +16,10 @@ step "format"
 cargo fmt --all -- --check
 
 step "supply chain: licenses, bans and sources (deny.toml; advisories need a network)"
+# cargo deny reads the metadata of every platform's crates (windows-sys
+# too), which a build on this one never downloads: fetch them first, from
+# the registry, then check without touching the network.
+cargo fetch --locked
 cargo deny --offline check licenses bans sources
 
 step "clippy (native)"
