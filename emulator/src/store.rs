@@ -107,6 +107,8 @@ pub(crate) struct State {
     /// `(resource, verb)` pairs answered with 403; verb `*` is every verb.
     pub forbidden: HashSet<(String, String)>,
     pub latency: Duration,
+    /// Every watch answers 200 and ends at once, with no event.
+    pub watches_end_at_once: bool,
     /// Requests received, by kind and verb (`get`, `list`, `watch`).
     pub requests: HashMap<(Kind, &'static str), u64>,
     /// Requests received at a deprecated version.
@@ -205,6 +207,7 @@ impl Emulator {
                     compacted: 0,
                     forbidden: HashSet::new(),
                     latency: Duration::ZERO,
+                    watches_end_at_once: false,
                     requests: HashMap::new(),
                     deprecated_requests: 0,
                     workload_versions,
@@ -635,6 +638,16 @@ impl Emulator {
     /// Delays every HTTP response by `latency`, to emulate a slow API server.
     pub fn set_latency(&self, latency: Duration) {
         self.state().latency = latency;
+    }
+
+    /// While set, every watch answers 200 and ends cleanly at once, before
+    /// any event: a client must back off rather than reopen it in a loop.
+    pub fn set_watches_end_at_once(&self, at_once: bool) {
+        self.state().watches_end_at_once = at_once;
+    }
+
+    pub(crate) fn watches_end_at_once(&self) -> bool {
+        self.state().watches_end_at_once
     }
 
     pub(crate) fn latency(&self) -> Duration {

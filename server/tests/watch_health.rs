@@ -305,6 +305,35 @@ async fn a_forbidden_watch_backs_off_instead_of_retrying_every_200_ms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_that_ends_cleanly_at_once_is_reopened_after_a_backoff() {
+    let running = emulator(false).await;
+    let emu = running.emulator().clone();
+    create_trainjob(&emu, "llm-1", "s1");
+    let server = server(&running, Settings::default()).await;
+    let addr = server.addr;
+    ready(addr).await;
+    // Every watch now answers 200 and ends before its first event.
+    emu.set_watches_end_at_once(true);
+    emu.expire_all_watches();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = emu.requests(Kind::TrainJob, "watch");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let during = emu.requests(Kind::TrainJob, "watch") - before;
+    // At once would be hundreds a second; the backoff starts at 200 ms and
+    // doubles.
+    assert!(during <= 8, "{during} watches in 4 s");
+
+    // Watches that deliver again: changes arrive again.
+    emu.set_watches_end_at_once(false);
+    create_trainjob(&emu, "llm-2", "s1");
+    eventually(45, "watching again", || async move {
+        (count_kind(&snapshot(addr).await, "TrainJob") == 2).then_some(())
+    })
+    .await;
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_that_panics_is_reported_by_the_supervisor() {
     let running = emulator(false).await;
     let mut server = server(&running, Settings::default()).await;
