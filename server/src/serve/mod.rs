@@ -1159,6 +1159,27 @@ mod tests {
     use super::*;
 
     #[tokio::test]
+    async fn the_purge_timer_ends_idle_sessions_nobody_looks_up() {
+        let sessions = Arc::new(session::SessionStore::new(
+            Duration::from_secs(1),
+            10,
+            1 << 20,
+        ));
+        sessions
+            .create("idle-s3cret", std::time::Instant::now())
+            .expect("a session");
+        let timer = tokio::spawn(purge_sessions(sessions.clone()));
+        // Idle for the timeout, then one tick of the timer (1 s here): no
+        // lookup of the session ever happens.
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !sessions.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "never purged");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        timer.abort();
+    }
+
+    #[tokio::test]
     async fn the_first_worker_to_end_is_named() {
         let mut workers = Workers::default();
         workers.spawn("forever", std::future::pending());
