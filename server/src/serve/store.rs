@@ -305,8 +305,9 @@ pub struct Store {
     relists: HashMap<(ObjectKind, Option<String>), Vec<StoredObject>>,
     /// Scopes whose first list has completed.
     synced: HashSet<(ObjectKind, Option<String>)>,
-    /// Captured pods by TrainJob UID, oldest first.
-    captured: HashMap<String, CapturedQueue>,
+    /// Captured pods by TrainJob UID, oldest first. Ordered, so a
+    /// namespace's snapshot lists them in the same order on every run.
+    captured: BTreeMap<String, CapturedQueue>,
     /// The TrainJob UID of every captured pod by capture order, for the
     /// global caps.
     capture_order: BTreeMap<u64, String>,
@@ -346,7 +347,7 @@ impl Store {
             objects: HashMap::new(),
             relists: HashMap::new(),
             synced: HashSet::new(),
-            captured: HashMap::new(),
+            captured: BTreeMap::new(),
             capture_order: BTreeMap::new(),
             next_capture: 0,
             captured_bytes: 0,

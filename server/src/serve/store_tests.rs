@@ -133,6 +133,34 @@ fn a_deleted_pod_is_captured_for_its_trainjob_and_dropped_with_it() {
 }
 
 #[test]
+fn a_namespace_snapshot_is_the_same_bytes_whatever_order_pods_were_captured_in() {
+    // Twelve TrainJobs with a captured pod each, captured in two orders by
+    // two stores: the snapshots a stream sends and --state-dir compares
+    // must not depend on that order (nor on a hash map's keys).
+    let jobs: Vec<(String, String)> = (0..12)
+        .map(|i| (format!("llm-{i}-s1"), format!("tj{i}")))
+        .collect();
+    let snapshot = |order: &mut dyn Iterator<Item = &(String, String)>| {
+        let mut store = Store::new(StoreLimits::default());
+        let trainjobs = jobs
+            .iter()
+            .map(|(name, uid)| trainjob(name, uid, true))
+            .collect();
+        listed(&mut store, ObjectKind::TrainJob, trainjobs);
+        let pods: Vec<StoredObject> = order
+            .map(|(name, uid)| pod(name, &format!("{name}-p0"), &format!("pod-of-{uid}"), 1))
+            .collect();
+        capture_all(&mut store, pods);
+        assert_eq!(store.captured_count(), jobs.len());
+        view::namespace_snapshot(&store, PLAIN, "team-a")
+    };
+    let forwards = snapshot(&mut jobs.iter());
+    let backwards = snapshot(&mut jobs.iter().rev());
+    assert_eq!(forwards, backwards);
+    assert_eq!(forwards, snapshot(&mut jobs.iter()), "and from run to run");
+}
+
+#[test]
 fn captures_are_capped_per_trainjob_and_in_all() {
     let mut store = Store::new(StoreLimits {
         captured_per_trainjob: 3,
