@@ -5,10 +5,18 @@
 //! is tied to these by its tests, so a field the rules start reading cannot
 //! be dropped on the way in unnoticed.
 
-use crate::classify::{
-    ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, QUEUE_NAME,
-    RESTART_ATTEMPT, SUBMISSION,
-};
+/// Section 1's label and annotation keys. Declared here, the bottom of the
+/// engine's module graph, so that reading them depends on nothing else.
+pub const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
+pub const SUBMISSION: &str = "dispatch.phpboyscout.uk/submission";
+pub const HOLD_INSTANCE: &str = "dispatch.phpboyscout.uk/hold-instance";
+pub const ADMISSION: &str = "dispatch.phpboyscout.uk/admission";
+pub const RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
+pub const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
+pub const JOB_UID: &str = "kueue.x-k8s.io/job-uid";
+pub const QUEUE_NAME: &str = "kueue.x-k8s.io/queue-name";
+pub const ADMISSION_GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
+pub const OPEN_GATE: &str = "dispatch.phpboyscout.uk/open";
 
 /// One list, three forms: the array for consumers, a `match` for the
 /// parser's hot path, and [`ReadKey`], the id the tree keeps with each value

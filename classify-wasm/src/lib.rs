@@ -57,7 +57,7 @@ pub use tree::{Arenas, ReadAt, Unstreamed};
 
 /// The label and annotation keys of section 1.
 pub mod keys {
-    pub use crate::classify::{
+    pub use crate::fields::{
         ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
         QUEUE_NAME, RESTART_ATTEMPT, SUBMISSION,
     };

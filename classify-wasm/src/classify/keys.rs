@@ -1,15 +1,10 @@
 //! Section 1: the label and annotation keys, and what a counter is.
 
-pub const JOB_ID: &str = "dispatch.phpboyscout.uk/job-id";
-pub const SUBMISSION: &str = "dispatch.phpboyscout.uk/submission";
-pub const HOLD_INSTANCE: &str = "dispatch.phpboyscout.uk/hold-instance";
-pub const ADMISSION: &str = "dispatch.phpboyscout.uk/admission";
-pub const RESTART_ATTEMPT: &str = "jobset.sigs.k8s.io/restart-attempt";
-pub const JOBSET_NAME: &str = "jobset.sigs.k8s.io/jobset-name";
-pub const JOB_UID: &str = "kueue.x-k8s.io/job-uid";
-pub const QUEUE_NAME: &str = "kueue.x-k8s.io/queue-name";
-pub const ADMISSION_GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
-pub const OPEN_GATE: &str = "dispatch.phpboyscout.uk/open";
+// The keys themselves are declared with the other fields the engine reads.
+pub(super) use crate::fields::{
+    ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
+    RESTART_ATTEMPT, SUBMISSION,
+};
 
 /// 2^53 − 1: every JSON reader holds a counter up to this exactly.
 pub(super) const COUNTER_MAX: u64 = 9_007_199_254_740_991;

@@ -17,10 +17,7 @@ mod select;
 mod situation;
 mod state;
 
-pub use keys::{
-    counter, ADMISSION, ADMISSION_GATED_BY, HOLD_INSTANCE, JOBSET_NAME, JOB_ID, JOB_UID, OPEN_GATE,
-    QUEUE_NAME, RESTART_ATTEMPT, SUBMISSION,
-};
+pub use keys::counter;
 pub use output::job_and_submission;
 
 use detail::observe;
