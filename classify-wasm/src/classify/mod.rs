@@ -216,10 +216,7 @@ fn trace(
 ) -> Trace {
     Trace {
         decided_by: d.sentence(),
-        rules: rules::STATE_RULES
-            .iter()
-            .map(|rule| rule.trace(sel, d))
-            .collect(),
+        rules: rules::state_trace(sel, d),
         cause: Some(d.deciding_cause_rule().trace(sel, d)),
         execution: sel.execution_trace(),
         attempts: sel.attempts(),

@@ -5,11 +5,9 @@
 //! `Match<&Glob>` names the glob), and the trace takes its `RuleTrace` id and
 //! name from that same value, so the two cannot drift apart.
 
-use std::cmp::Ordering;
-
 use super::keys::{counter, ADMISSION_GATED_BY, HOLD_INSTANCE, JOB_UID, OPEN_GATE};
 use super::select::Selection;
-use super::state::Decision;
+use super::state::{Decided, Decision};
 use crate::model::Conditions;
 use crate::observation::{CauseKind, State};
 use crate::snapshot::Mode;
@@ -19,13 +17,18 @@ use crate::trace::{RuleTrace, Verdict};
 /// and the decision it took part in.
 type Facts = fn(&Selection<'_, '_>, &Decision) -> Vec<String>;
 
-/// One of the state rules 1–6, tried in `number` order; the first that
-/// matches decides the state.
+/// One of the state rules 1–6, tried in [`STATE_RULES`]' order; the first
+/// that matches decides the state.
 pub(super) struct Rule {
     pub(super) number: u8,
     pub(super) name: &'static str,
+    /// The rule's test: what it decides when it matches.
+    pub(super) decides: Decides,
     facts: Facts,
 }
+
+/// A state rule's test (in `state.rs`, beside the spec's words for it).
+type Decides = fn(&Selection<'_, '_>) -> Option<Decided>;
 
 /// A cause rule: which row of section 6 gave the cause.
 pub(super) struct CauseRule {
@@ -40,16 +43,19 @@ pub(super) struct CauseRule {
 pub(super) static COMPLETE: Rule = Rule {
     number: 1,
     name: "Complete",
+    decides: |sel| sel.complete(),
     facts: |sel, _| vec![condition_fact("TrainJob", &sel.t.conditions, "Complete")],
 };
 pub(super) static FAILED: Rule = Rule {
     number: 2,
     name: "Failed",
+    decides: |sel| sel.failed(),
     facts: |sel, _| vec![condition_fact("TrainJob", &sel.t.conditions, "Failed")],
 };
 pub(super) static GATED: Rule = Rule {
     number: 3,
     name: "Gated",
+    decides: |sel| sel.gated_rule(),
     facts: |sel, _| {
         vec![
             opt_fact(
@@ -66,6 +72,7 @@ pub(super) static GATED: Rule = Rule {
 pub(super) static HELD: Rule = Rule {
     number: 4,
     name: "Held by dispatch",
+    decides: |sel| sel.held_rule(),
     facts: |sel, _| {
         let mut facts = Vec::new();
         match sel.hold_annotation() {
@@ -90,6 +97,7 @@ pub(super) static HELD: Rule = Rule {
 pub(super) static SUSPENDED: Rule = Rule {
     number: 5,
     name: "Suspended by someone else",
+    decides: |sel| sel.suspended_rule(),
     facts: |sel, _| {
         if sel.mode == Mode::Kueue {
             vec![
@@ -107,6 +115,7 @@ pub(super) static SUSPENDED: Rule = Rule {
 pub(super) static PENDING_OR_RUNNING: Rule = Rule {
     number: 6,
     name: "Pending or running",
+    decides: |sel| Some(sel.pending_or_running()),
     facts: |sel, _| {
         let mut facts = Vec::new();
         if sel.mode == Mode::Kueue {
@@ -239,21 +248,30 @@ pub(super) static UNKNOWN_CONDITION: CauseRule = CauseRule {
     },
 };
 
-impl Rule {
-    /// This rule's line of the trace: matched if it decided, not matched if
-    /// tried before the one that did, not reached after it.
-    pub(super) fn trace(&self, sel: &Selection<'_, '_>, d: &Decision) -> RuleTrace {
-        RuleTrace {
-            id: self.number.to_string(),
-            name: self.name.to_string(),
-            verdict: match self.number.cmp(&d.rule.number) {
-                Ordering::Less => Verdict::NotMatched,
-                Ordering::Equal => Verdict::Matched,
-                Ordering::Greater => Verdict::NotReached,
-            },
-            facts: (self.facts)(sel, d),
-        }
-    }
+/// The state rules' lines of the trace, in the order they are tried:
+/// not matched before the rule that decided, matched, then not reached.
+/// The order is [`STATE_RULES`]'s, the same list `decide` walks.
+pub(super) fn state_trace(sel: &Selection<'_, '_>, d: &Decision) -> Vec<RuleTrace> {
+    let mut reached = true;
+    STATE_RULES
+        .iter()
+        .map(|rule| {
+            let verdict = if std::ptr::eq(*rule, d.rule) {
+                reached = false;
+                Verdict::Matched
+            } else if reached {
+                Verdict::NotMatched
+            } else {
+                Verdict::NotReached
+            };
+            RuleTrace {
+                id: rule.number.to_string(),
+                name: rule.name.to_string(),
+                verdict,
+                facts: (rule.facts)(sel, d),
+            }
+        })
+        .collect()
 }
 
 impl CauseRule {

@@ -116,83 +116,14 @@ impl<'s, 'a> Selection<'s, 'a> {
             .collect()
     }
 
+    /// Section 6: the first of [`rules::STATE_RULES`] whose test matches
+    /// decides the state and the cause. The order lives in that one list.
     pub(super) fn decide(&self) -> Decision {
-        let none = || Cause {
-            kind: CauseKind::None,
-            provenance: None,
-            detail: String::new(),
-        };
-        let (rule, state, mut cause, cause_rule) =
-            if let Some(c) = self.conds().get("Complete").filter(|c| c.is_true()) {
-                let cause = Cause {
-                    kind: CauseKind::Completed,
-                    provenance: Some(Provenance::Trainjob),
-                    detail: with_words("TrainJob Complete", &c.words()),
-                };
-                (
-                    &rules::COMPLETE,
-                    State::Ended,
-                    cause,
-                    &rules::CAUSE_COMPLETED,
-                )
-            } else if let Some(c) = self.conds().get("Failed").filter(|c| c.is_true()) {
-                let trainjob = |kind| Cause {
-                    kind,
-                    provenance: Some(Provenance::Trainjob),
-                    detail: with_words("TrainJob Failed", &c.words()),
-                };
-                let (cause, row) = match c.reason {
-                    Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
-                        match self.finding_cause() {
-                            Some(cause) => (cause, &rules::FAILED_POD_EVIDENCE),
-                            None => (
-                                Cause {
-                                    kind: CauseKind::Unknown,
-                                    provenance: None,
-                                    detail: "no pod evidence was captured".to_string(),
-                                },
-                                &rules::FAILED_NO_EVIDENCE,
-                            ),
-                        }
-                    }
-                    Some("DeadlineExceeded") => (
-                        trainjob(CauseKind::DeadlineExceeded),
-                        &rules::FAILED_DEADLINE,
-                    ),
-                    Some("TrainingRuntimeNotSupported") => {
-                        (trainjob(CauseKind::Invalid), &rules::FAILED_RUNTIME)
-                    }
-                    _ => (trainjob(CauseKind::Unknown), &rules::FAILED_OTHER),
-                };
-                (&rules::FAILED, State::Ended, cause, row)
-            } else if self.gated() {
-                (&rules::GATED, State::Gated, none(), &rules::NO_CAUSE)
-            } else if self.hold().is_some() {
-                (&rules::HELD, State::Held, none(), &rules::NO_CAUSE)
-            } else if self.suspended_by_someone_else() {
-                (
-                    &rules::SUSPENDED,
-                    State::Suspended,
-                    none(),
-                    &rules::NO_CAUSE,
-                )
-            } else {
-                let state = if self.admitted() && self.not_suspended() {
-                    State::Running
-                } else {
-                    State::Pending
-                };
-                let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
-                    (c, &rules::POD_EVIDENCE)
-                } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
-                    (c, &rules::LOST_NODE)
-                } else if let Some(c) = self.eviction() {
-                    (c, &rules::EVICTION)
-                } else {
-                    (none(), &rules::OTHERWISE)
-                };
-                (&rules::PENDING_OR_RUNNING, state, cause, cause_rule)
-            };
+        let (rule, Decided(state, mut cause, cause_rule)) = rules::STATE_RULES
+            .iter()
+            .find_map(|rule| (rule.decides)(self).map(|decided| (*rule, decided)))
+            // Rule 6 always matches; this is its answer, not a second rule.
+            .unwrap_or_else(|| (&rules::PENDING_OR_RUNNING, self.pending_or_running()));
         let mut unknown = false;
         if state != State::Held && cause.kind == CauseKind::None {
             let types = self.unknown_conditions();
@@ -212,6 +143,109 @@ impl<'s, 'a> Selection<'s, 'a> {
             cause_rule,
             unknown_condition: unknown,
         }
+    }
+}
+
+/// What a state rule decides when it matches: the state, the cause, and the
+/// row of the rule that gave the cause.
+pub(super) struct Decided(
+    pub(super) State,
+    pub(super) Cause,
+    pub(super) &'static CauseRule,
+);
+
+fn no_cause() -> Cause {
+    Cause {
+        kind: CauseKind::None,
+        provenance: None,
+        detail: String::new(),
+    }
+}
+
+/// The state rules' tests, in the spec's words; [`rules::STATE_RULES`]
+/// says in which order they are tried.
+impl Selection<'_, '_> {
+    /// Rule 1: the TrainJob is Complete.
+    pub(super) fn complete(&self) -> Option<Decided> {
+        let c = self.conds().get("Complete").filter(|c| c.is_true())?;
+        let cause = Cause {
+            kind: CauseKind::Completed,
+            provenance: Some(Provenance::Trainjob),
+            detail: with_words("TrainJob Complete", &c.words()),
+        };
+        Some(Decided(State::Ended, cause, &rules::CAUSE_COMPLETED))
+    }
+
+    /// Rule 2: the TrainJob Failed; its reason picks the cause's row.
+    pub(super) fn failed(&self) -> Option<Decided> {
+        let c = self.conds().get("Failed").filter(|c| c.is_true())?;
+        let trainjob = |kind| Cause {
+            kind,
+            provenance: Some(Provenance::Trainjob),
+            detail: with_words("TrainJob Failed", &c.words()),
+        };
+        let (cause, row) = match c.reason {
+            Some("FailedJobs" | "ReachedMaxRestarts" | "FailJobSetFailurePolicyAction") => {
+                match self.finding_cause() {
+                    Some(cause) => (cause, &rules::FAILED_POD_EVIDENCE),
+                    None => (
+                        Cause {
+                            kind: CauseKind::Unknown,
+                            provenance: None,
+                            detail: "no pod evidence was captured".to_string(),
+                        },
+                        &rules::FAILED_NO_EVIDENCE,
+                    ),
+                }
+            }
+            Some("DeadlineExceeded") => (
+                trainjob(CauseKind::DeadlineExceeded),
+                &rules::FAILED_DEADLINE,
+            ),
+            Some("TrainingRuntimeNotSupported") => {
+                (trainjob(CauseKind::Invalid), &rules::FAILED_RUNTIME)
+            }
+            _ => (trainjob(CauseKind::Unknown), &rules::FAILED_OTHER),
+        };
+        Some(Decided(State::Ended, cause, row))
+    }
+
+    /// Rule 3: dispatch's gate is among the admission gates.
+    pub(super) fn gated_rule(&self) -> Option<Decided> {
+        self.gated()
+            .then(|| Decided(State::Gated, no_cause(), &rules::NO_CAUSE))
+    }
+
+    /// Rule 4: a hold instance is in force.
+    pub(super) fn held_rule(&self) -> Option<Decided> {
+        self.hold()
+            .map(|_| Decided(State::Held, no_cause(), &rules::NO_CAUSE))
+    }
+
+    /// Rule 5: suspended, by someone other than Kueue or dispatch.
+    pub(super) fn suspended_rule(&self) -> Option<Decided> {
+        self.suspended_by_someone_else()
+            .then(|| Decided(State::Suspended, no_cause(), &rules::NO_CAUSE))
+    }
+
+    /// Rule 6: pending or running, whichever admission and suspension say,
+    /// with the first cause row that has one. It always matches.
+    pub(super) fn pending_or_running(&self) -> Decided {
+        let state = if self.admitted() && self.not_suspended() {
+            State::Running
+        } else {
+            State::Pending
+        };
+        let (cause, cause_rule) = if let Some(c) = self.finding_cause() {
+            (c, &rules::POD_EVIDENCE)
+        } else if let Some(c) = self.lost_node().filter(|_| state == State::Running) {
+            (c, &rules::LOST_NODE)
+        } else if let Some(c) = self.eviction() {
+            (c, &rules::EVICTION)
+        } else {
+            (no_cause(), &rules::OTHERWISE)
+        };
+        Decided(state, cause, cause_rule)
     }
 }
 
