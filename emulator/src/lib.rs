@@ -38,6 +38,7 @@ pub mod rng;
 pub mod scenario;
 mod selector;
 mod server;
+mod status;
 mod store;
 pub mod time;
 mod watch;

@@ -25,7 +25,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
 
-use crate::server::{json_response, status};
+use crate::status::{json_response, status};
 use crate::store::Emulator;
 
 /// The identity the emulator's own kubeconfig acts as (the name its 403

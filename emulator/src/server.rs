@@ -6,7 +6,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::http::{header, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 
 use crate::kind::Kind;
 use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::{json_response, status};
 use crate::store::Emulator;
 use crate::watch::{watch_response, WatchSpec, WatchStart};
 use crate::Result;
@@ -24,42 +25,6 @@ use crate::Result;
 pub(crate) struct ServerState {
     pub emulator: Emulator,
     pub kill: watch::Receiver<bool>,
-}
-
-/// A Kubernetes `Status` response.
-pub(crate) fn status(
-    code: StatusCode,
-    reason: &str,
-    message: &str,
-    details: Option<Value>,
-) -> Response {
-    let mut body = status_object(code.as_u16(), reason, message);
-    if let Some(d) = details {
-        body["details"] = d;
-    }
-    json_response(code, &body)
-}
-
-/// A `Status` object (also what a watch `ERROR` event carries).
-pub(crate) fn status_object(code: u16, reason: &str, message: &str) -> Value {
-    json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    })
-}
-
-pub(crate) fn json_response(code: StatusCode, body: &Value) -> Response {
-    (
-        code,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 fn ok(body: &Value) -> Response {

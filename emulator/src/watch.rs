@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::kind::Kind;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::server::status_object;
+use crate::status::status_object;
 use crate::store::{Emulator, Event, EventType};
 
 /// Where a watch starts.
