@@ -36,6 +36,18 @@ fn users(emu: &Emulator) {
     emu.grant(Grant::non_resource("prometheus", "get", "/metrics"));
 }
 
+/// Lets `user` list TrainJobs and pods in every namespace: all a dashboard
+/// reads.
+fn may_list_everywhere(e: &Emulator, user: &str) {
+    e.grant(Grant::cluster_wide(
+        user,
+        "list",
+        "trainer.kubeflow.org",
+        "trainjobs",
+    ));
+    e.grant(Grant::cluster_wide(user, "list", "", "pods"));
+}
+
 /// The auth caches' entries and bytes, as `/metrics` says.
 async fn cache_gauges(addr: std::net::SocketAddr) -> Vec<(String, f64)> {
     let answer = get_as(addr, "/metrics", PROMETHEUS).await;
@@ -204,26 +216,14 @@ async fn the_namespace_list_scales_to_2000_namespaces_and_10_users() {
             .expect("Namespace");
     }
     e.set_user("admin-token", "admin", &[]);
-    e.grant(Grant::cluster_wide(
-        "admin",
-        "list",
-        "trainer.kubeflow.org",
-        "trainjobs",
-    ));
-    e.grant(Grant::cluster_wide("admin", "list", "", "pods"));
+    may_list_everywhere(e, "admin");
     let mut tokens = Vec::new();
     for u in 0..10 {
         let (token, user) = (format!("user-{u}-token"), format!("user-{u}"));
         e.set_user(&token, &user, &[]);
         if u < 8 {
             // Most users may read every namespace...
-            e.grant(Grant::cluster_wide(
-                &user,
-                "list",
-                "trainer.kubeflow.org",
-                "trainjobs",
-            ));
-            e.grant(Grant::cluster_wide(&user, "list", "", "pods"));
+            may_list_everywhere(e, &user);
         } else {
             // ...two may read three each.
             for ns in [u, u + 100, u + 1000].map(|n| format!("ns-{n:04}")) {
@@ -372,13 +372,7 @@ async fn a_token_audience_admits_only_tokens_minted_for_it() {
     e.set_user_with_audiences("alice-aud-token", "alice", &["dispatch-dash"]);
     e.set_user(BOB, "bob", &[]);
     for user in ["alice", "bob"] {
-        e.grant(Grant::cluster_wide(
-            user,
-            "list",
-            "trainer.kubeflow.org",
-            "trainjobs",
-        ));
-        e.grant(Grant::cluster_wide(user, "list", "", "pods"));
+        may_list_everywhere(e, user);
     }
     let server = server(
         &emu,
@@ -503,13 +497,7 @@ async fn a_token_the_cluster_cannot_check_now_is_503_and_keeps_its_session() {
     let emu = emulator(false).await;
     let e = emu.emulator();
     users(e);
-    e.grant(Grant::cluster_wide(
-        "bob",
-        "list",
-        "trainer.kubeflow.org",
-        "trainjobs",
-    ));
-    e.grant(Grant::cluster_wide("bob", "list", "", "pods"));
+    may_list_everywhere(e, "bob");
     let auth = quick_auth();
     let identity_ttl = auth.allow_ttl;
     let server = watching_all(&emu, auth).await;
