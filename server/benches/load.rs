@@ -47,6 +47,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::json;
 
+mod common;
+use common::{metrics, rss_kib};
+
 const NAMESPACES: usize = 10;
 const TRAINJOBS: usize = 1_000;
 const PODS_PER_JOB: usize = 16;
@@ -106,17 +109,6 @@ fn populate(emu: &Emulator) {
             emu.create(pod).expect("pod");
         }
     }
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -540,26 +532,9 @@ async fn main() {
 /// Pods created then deleted per round of the state-directory phase.
 const CAPTURE_ROUND: usize = 2_000;
 
-/// A number from the server's `/metrics`.
+/// A number from the server's `/metrics`; NaN when it cannot be read.
 async fn server_metric(base: &str, name: &str) -> f64 {
-    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let Ok(response) = client
-        .get(format!("{base}/metrics").parse().expect("url"))
-        .await
-    else {
-        return f64::NAN;
-    };
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let prefix = format!("{name} ");
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix).and_then(|v| v.trim().parse().ok()))
-        .unwrap_or(f64::NAN)
+    metrics(base).await.get(name).copied().unwrap_or(f64::NAN)
 }
 
 /// Bytes of the database and its write-ahead log.

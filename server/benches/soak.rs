@@ -36,6 +36,9 @@ use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+mod common;
+use common::{metrics, rss_kib};
+
 const NAMESPACES: usize = 10;
 const TRAINJOBS: usize = 200;
 const PODS_PER_JOB: usize = 16;
@@ -150,40 +153,6 @@ async fn drive(emu: Emulator, stop: Arc<AtomicBool>) -> BTreeMap<&'static str, u
         }
     }
     done
-}
-
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Every sample of `/metrics` (name with labels → value).
-async fn metrics(base: &str) -> BTreeMap<String, f64> {
-    let client: Client<_, Empty<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
-    let Ok(response) = client
-        .get(format!("{base}/metrics").parse().expect("url"))
-        .await
-    else {
-        return BTreeMap::new();
-    };
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.rsplit_once(' '))
-        .filter_map(|(name, value)| Some((name.to_string(), value.parse().ok()?)))
-        .collect()
 }
 
 /// Drains one namespace's stream, so the server keeps its replay ring.
