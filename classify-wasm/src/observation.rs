@@ -185,6 +185,39 @@ fn order_fields<'a>(
 }
 
 impl Observation {
+    /// Whether entering this observation's state and cause is news worth
+    /// telling a team (alerts, webhooks, desktop notifications): a TrainJob
+    /// that ended with any cause but `completed`, or that is held. The
+    /// one rule the server's notifications and the browser's share.
+    pub fn is_news(&self) -> bool {
+        self.object.kind == "TrainJob"
+            && match self.state {
+                State::Ended => self.cause.kind != CauseKind::Completed,
+                State::Held => true,
+                _ => false,
+            }
+    }
+
+    /// The one line a notification leads with:
+    /// `team-a/llm-7b ended: out-of-memory (attempt 3)`; the attempt is the
+    /// execution's restart attempt, counted from 1.
+    pub fn headline(&self) -> String {
+        let mut text = format!(
+            "{}/{} {}: {}",
+            self.object.namespace,
+            self.object.name,
+            self.state.as_str(),
+            self.cause.kind.as_str()
+        );
+        if let Some(execution) = self.execution {
+            text.push_str(&format!(
+                " (attempt {})",
+                execution.restart_attempt.saturating_add(1)
+            ));
+        }
+        text
+    }
+
     /// Compares two observations in the order section 3 lists them (the
     /// engine's own output is sorted by it, stably).
     pub fn cmp_order(&self, other: &Observation) -> Ordering {

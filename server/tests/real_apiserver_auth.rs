@@ -38,6 +38,7 @@ fn config(kubeconfig: kube::Config, auth: AuthConfig) -> ServerConfig {
         limits: Default::default(),
         http: HttpSettings::default(),
         demo: false,
+        notify: None,
         unready_after: serve::health::UNREADY_AFTER,
     }
 }

@@ -203,6 +203,19 @@ impl HealthBoard {
         all
     }
 
+    /// Per watched kind, whether all its watches are up: listed and
+    /// watching. A forbidden Node watch counts as up, since the server
+    /// classifies without Nodes by design (`nodesReadable: false`).
+    pub fn up_by_kind(&self) -> BTreeMap<ObjectKind, bool> {
+        let mut up = BTreeMap::new();
+        for health in self.entries().values() {
+            let this = health.state == WatchState::Ok
+                || (health.state == WatchState::Forbidden && health.kind == ObjectKind::Node);
+            *up.entry(health.kind).or_insert(true) &= this;
+        }
+        up
+    }
+
     /// The `apiVersion` watched per kind (a kind watched in several
     /// namespaces reports the first namespace's).
     pub fn api_versions(&self) -> BTreeMap<ObjectKind, Option<String>> {

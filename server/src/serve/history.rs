@@ -186,6 +186,29 @@ pub struct HistoryDelta {
     pub written: Vec<(HistoryKey, ObjectHistory)>,
     /// Objects whose history was dropped.
     pub dropped: Vec<HistoryKey>,
+    /// Objects that gained a change, with the change before it (`None` for
+    /// an object seen for the first time): what alerts and notifications
+    /// call a transition.
+    pub entered: Vec<Entered>,
+}
+
+/// An object that gained a change in [`History::record_job`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entered {
+    /// The object.
+    pub key: HistoryKey,
+    /// Its change now.
+    pub change: Change,
+    /// Its last change before, if it had one.
+    pub previous: Option<Change>,
+}
+
+impl Entered {
+    /// Whether the state or the cause changed (not only `held`).
+    pub fn is_transition(&self) -> bool {
+        self.previous
+            .is_none_or(|p| (p.state, p.cause) != (self.change.state, self.change.cause))
+    }
 }
 
 impl HistoryDelta {
@@ -297,7 +320,13 @@ impl History {
                 while entry.changes.len() >= CHANGES_PER_OBJECT {
                     entry.changes.pop_front();
                 }
+                let previous = entry.changes.back().copied();
                 entry.changes.push_back(change);
+                delta.entered.push(Entered {
+                    key: key.clone(),
+                    change,
+                    previous,
+                });
                 touched = true;
             }
             if touched {
@@ -323,6 +352,20 @@ impl History {
             .retain(|(key, _)| !enforced.dropped.contains(key));
         delta.dropped = enforced.dropped;
         delta
+    }
+
+    /// Since when (seconds since the epoch) an object has been in the state
+    /// of its last change: the first of the last run of changes in that
+    /// state, as far back as the kept changes go.
+    pub fn in_state_since(&self, key: &HistoryKey) -> Option<i64> {
+        let changes = &self.objects.get(key)?.changes;
+        let state = changes.back()?.state;
+        changes
+            .iter()
+            .rev()
+            .take_while(|c| c.state == state)
+            .last()
+            .map(|c| c.at_unix)
     }
 
     /// Drops the objects gone for longer than the retention at `now`, then
@@ -358,8 +401,8 @@ impl History {
             dropped.push(key);
         }
         HistoryDelta {
-            written: Vec::new(),
             dropped,
+            ..HistoryDelta::default()
         }
     }
 

@@ -194,3 +194,65 @@ fn the_count_and_byte_bounds_drop_gone_objects_first() {
     assert_eq!(history.len(), 2);
     assert!(history.bytes() <= one_object * 2);
 }
+
+#[test]
+fn a_change_says_what_it_entered_from_and_held_flips_are_no_transition() {
+    let mut history = History::new(HistoryLimits::default());
+    let first = history.record_job(
+        &[],
+        &[observation("a", State::Pending, CauseKind::None, false)],
+        at(0),
+    );
+    assert_eq!(first.entered.len(), 1);
+    assert!(first.entered[0].previous.is_none());
+    assert!(
+        first.entered[0].is_transition(),
+        "first seen enters its state"
+    );
+    let held = history.record_job(
+        &[key("a")],
+        &[observation("a", State::Pending, CauseKind::None, true)],
+        at(5),
+    );
+    assert_eq!(held.entered.len(), 1, "held is a change");
+    assert!(
+        !held.entered[0].is_transition(),
+        "but the state and cause are the same"
+    );
+    let same = history.record_job(
+        &[key("a")],
+        &[observation("a", State::Pending, CauseKind::None, true)],
+        at(6),
+    );
+    assert!(same.entered.is_empty());
+    let ended = history.record_job(
+        &[key("a")],
+        &[observation(
+            "a",
+            State::Ended,
+            CauseKind::OutOfMemory,
+            false,
+        )],
+        at(9),
+    );
+    let entered = &ended.entered[0];
+    assert!(entered.is_transition());
+    assert_eq!(entered.previous.map(|p| p.state), Some(State::Pending));
+    assert_eq!(entered.change.cause, CauseKind::OutOfMemory);
+}
+
+#[test]
+fn an_object_is_in_its_state_since_the_first_change_of_its_last_run() {
+    let mut history = History::new(HistoryLimits::default());
+    let job = |state, held| vec![observation("a", state, CauseKind::None, held)];
+    history.record_job(&[], &job(State::Running, false), at(0));
+    history.record_job(&[key("a")], &job(State::Pending, false), at(10));
+    // Held and released while pending: still pending since minute 10.
+    history.record_job(&[key("a")], &job(State::Pending, true), at(20));
+    history.record_job(&[key("a")], &job(State::Pending, false), at(30));
+    let minute = |m: u64| Some((NINE + m * 60) as i64);
+    assert_eq!(history.in_state_since(&key("a")), minute(10));
+    history.record_job(&[key("a")], &job(State::Running, false), at(40));
+    assert_eq!(history.in_state_since(&key("a")), minute(40));
+    assert_eq!(history.in_state_since(&key("nope")), None);
+}

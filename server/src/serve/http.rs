@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use classify_wasm::Observation;
+use prometheus_client::registry::Registry;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{broadcast, watch};
@@ -34,6 +35,7 @@ use super::hosts::HostPolicy;
 use super::hub::{encode_event, Hub, JobNews, LiveFrames};
 use super::listen::ConnectionMetrics;
 use super::projection::ObjectKind;
+use super::scrape::{self, Scrape};
 use super::session::{self, SessionStore};
 use super::store::own_job;
 use super::view;
@@ -62,6 +64,8 @@ pub struct AppState {
     pub connections: Arc<ConnectionMetrics>,
     /// The cluster is the embedded, simulated one.
     pub demo: bool,
+    /// Where users reach the dashboard (`--public-url`), `""` if unknown.
+    pub public_url: String,
     /// Turns `true` on shutdown: SSE streams end so connections can close.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -284,7 +288,18 @@ fn routes(state: AppState) -> Router {
         )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+        .route(
+            "/metrics",
+            get(metrics).layer(Extension(Arc::new(
+                Scrape {
+                    hub: state.hub.clone(),
+                    connections: state.connections.clone(),
+                    auth: state.auth.clone(),
+                    public_url: state.public_url.clone(),
+                }
+                .into_registry(),
+            ))),
+        )
         .layer(middleware::map_response(api_headers))
         .with_state(state)
 }
@@ -743,6 +758,7 @@ async fn readyz(
 /// the non-resource URL `/metrics` (kube-rbac-proxy's convention).
 async fn metrics(
     State(state): State<AppState>,
+    Extension(registry): Extension<Arc<Registry>>,
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
@@ -757,36 +773,8 @@ async fn metrics(
             return Err(AppError::Forbidden);
         }
     }
-    let (bytes, pods) = state.hub.with_store(|s| s.pod_bytes());
-    let mut text = state.hub.metrics.render();
-    text.push_str("# HELP dispatch_dash_stored_pod_bytes Bytes held by stored pod projections.\n");
-    text.push_str("# TYPE dispatch_dash_stored_pod_bytes gauge\n");
-    text.push_str(&format!("dispatch_dash_stored_pod_bytes {bytes}\n"));
-    text.push_str("# HELP dispatch_dash_stored_pods Stored pod projections.\n");
-    text.push_str("# TYPE dispatch_dash_stored_pods gauge\n");
-    text.push_str(&format!("dispatch_dash_stored_pods {pods}\n"));
-    state.connections.render(&mut text);
-    render_auth_caches(&state.auth.cache_stats(), &mut text);
-    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
-}
-
-/// The auth caches' entries and bytes, labelled by cache.
-fn render_auth_caches(stats: &auth::CacheStats, text: &mut String) {
-    const NAMES: [&str; 3] = ["identities", "access", "namespace_lists"];
-    text.push_str("# HELP dispatch_dash_auth_cache_entries Entries of each auth cache.\n");
-    text.push_str("# TYPE dispatch_dash_auth_cache_entries gauge\n");
-    for (name, n) in NAMES.iter().zip(stats.entries) {
-        text.push_str(&format!(
-            "dispatch_dash_auth_cache_entries{{cache=\"{name}\"}} {n}\n"
-        ));
-    }
-    text.push_str("# HELP dispatch_dash_auth_cache_bytes Bytes held by each auth cache.\n");
-    text.push_str("# TYPE dispatch_dash_auth_cache_bytes gauge\n");
-    for (name, n) in NAMES.iter().zip(stats.bytes) {
-        text.push_str(&format!(
-            "dispatch_dash_auth_cache_bytes{{cache=\"{name}\"}} {n}\n"
-        ));
-    }
+    let text = scrape::render(&registry).map_err(|_| AppError::Internal)?;
+    Ok(([(header::CONTENT_TYPE, scrape::CONTENT_TYPE)], text).into_response())
 }
 
 async fn find(
@@ -1252,6 +1240,7 @@ mod tests {
             request_timeout: Duration::from_secs(30),
             connections: Arc::new(ConnectionMetrics::default()),
             demo: false,
+            public_url: String::new(),
             shutdown: rx,
         };
         (state, tx)

@@ -39,6 +39,7 @@ use tokio::sync::broadcast;
 use super::health::{HealthBoard, UNREADY_AFTER};
 use super::history::{self, Change, History, HistoryDelta, HistoryKey, HistoryLimits};
 use super::metrics::{Metrics, RingBound};
+use super::notify::{self, Notifier};
 use super::persist::{self, Op, StateDir};
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{CapturedPod, Delta, JobKey, NamespaceList, Store, StoreLimits, WatchEvent};
@@ -295,6 +296,8 @@ pub struct Hub {
     state: Option<Mutex<StateDir>>,
     /// The first failed write to it; no write is tried after one.
     state_failure: Mutex<Option<persist::Error>>,
+    /// Where transitions worth telling go (`--notify-url-file`).
+    notifier: Option<Arc<Notifier>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -371,6 +374,7 @@ impl Hub {
             clock: Clock::system(),
             state: None,
             state_failure: Mutex::new(None),
+            notifier: None,
         }
     }
 
@@ -422,7 +426,7 @@ impl Hub {
         );
         self.state = Some(Mutex::new(state));
         let dirty = write(&self.store).take_dirty();
-        self.reclassify(&dirty);
+        self.reclassify(&dirty, true);
         let failure = lock(&self.state_failure).take();
         match failure {
             Some(failure) => Err(failure),
@@ -526,6 +530,22 @@ impl Hub {
         f(&read(&self.store))
     }
 
+    /// Offers the transitions worth telling to `notifier`.
+    pub fn with_notifier(mut self, notifier: Arc<Notifier>) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// The notifier, if notifications are on.
+    pub fn notifier(&self) -> Option<&Arc<Notifier>> {
+        self.notifier.as_ref()
+    }
+
+    /// The time now, as the hub's clock reads it.
+    pub fn now(&self) -> SystemTime {
+        self.clock.now()
+    }
+
     /// The namespaces to list: the watched ones, or those known to exist.
     pub fn namespaces(&self) -> Vec<String> {
         match &self.scope {
@@ -553,10 +573,16 @@ impl Hub {
         let Some(born) = batch.iter().map(|e| e.received).min() else {
             return;
         };
-        let (interrupted, dirty) = {
+        let (interrupted, dirty, counting) = {
             let mut streams = lock(&self.streams);
             let mut store = write(&self.store);
             let mut deltas = Vec::new();
+            // Without a state directory a restart sees every job anew: what
+            // the first lists find is where things stand, not news (a
+            // counter that re-counted every failure at each start would
+            // fire the alerts again). With one, the restored history tells
+            // what changed while the server was down.
+            let counting = self.state.is_some() || store.synced(&self.expected);
             let namespace_list = store.namespace_list();
             for event in batch {
                 deltas.extend(store.apply(event));
@@ -594,9 +620,9 @@ impl Hub {
             });
             drop(store);
             self.publish_changes(&mut streams, &deltas, born);
-            (interrupted, dirty)
+            (interrupted, dirty, counting)
         };
-        self.reclassify(&dirty);
+        self.reclassify(&dirty, counting);
         if !dirty.is_empty() {
             let _ = self.news.send(JobNews::Changed(Arc::new(dirty)));
         }
@@ -605,10 +631,13 @@ impl Hub {
         }
     }
 
-    fn reclassify(&self, jobs: &BTreeSet<JobKey>) {
+    /// Classifies `jobs` again; `counting_transitions` says whether what
+    /// changed is news for the transition counter.
+    fn reclassify(&self, jobs: &BTreeSet<JobKey>, counting_transitions: bool) {
         let header = self.header();
         let now = self.clock.now();
         let mut ops = Vec::new();
+        let mut news = Vec::new();
         for (namespace, job) in jobs {
             let snapshots = self.with_store(|s| view::job_snapshots(s, header, namespace, job));
             let observations = match view::classify_snapshots(&snapshots, header, job) {
@@ -629,10 +658,28 @@ impl Hub {
             };
             drop(cache);
             let old: &[Observation] = old.as_deref().map_or(&[], |v| v);
-            self.metrics.replace_observations(old, &observations);
             let before: Vec<HistoryKey> = old.iter().map(HistoryKey::of).collect();
             let mut history = lock(&self.history);
             let delta = history.record_job(&before, &observations, now);
+            self.metrics.replace_observations(old, &observations, |o| {
+                history.in_state_since(&HistoryKey::of(o))
+            });
+            if counting_transitions {
+                self.metrics.count_transitions(&delta.entered);
+                if self.notifier.is_some() {
+                    news.extend(delta.entered.iter().filter_map(|e| {
+                        let observation = observations
+                            .iter()
+                            .find(|o| e.is_transition() && HistoryKey::of(o) == e.key)?;
+                        // Every TrainJob transition: one that is not news
+                        // ends the settling of one that was.
+                        Some(notify::Event {
+                            observation: observation.clone(),
+                            at_unix: e.change.at_unix,
+                        })
+                    }));
+                }
+            }
             if tracing::enabled!(tracing::Level::DEBUG) {
                 for (key, changed) in &delta.written {
                     tracing::debug!(
@@ -658,6 +705,14 @@ impl Hub {
         if self.state.is_some() {
             history_ops(expired, &mut ops);
             self.write_state(&ops);
+        }
+        // Only now, with the history that says it happened written: a
+        // restart on the state directory never sees it as news again.
+        if let Some(notifier) = &self.notifier {
+            let now = Instant::now();
+            for event in news {
+                notifier.offer(event, now);
+            }
         }
     }
 

@@ -277,9 +277,7 @@ async fn the_replay_ring_is_bounded_by_bytes() {
         .expect("watched");
     let replayed: Vec<u64> = resumed.backlog.iter().map(|f| f.id).collect();
     assert_eq!(replayed, ids[2..]);
-    assert!(hub
-        .metrics
-        .render()
+    assert!(super::super::scrape::text_of(&hub)
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 2"));
 
     // One frame larger than the whole ring is sent, not kept, and the three
@@ -295,9 +293,7 @@ async fn the_replay_ring_is_bounded_by_bytes() {
         .subscribe_snapshots("team-a", Some(huge.id))
         .expect("watched");
     assert!(resumed.backlog.is_empty(), "up to date");
-    assert!(hub
-        .metrics
-        .render()
+    assert!(super::super::scrape::text_of(&hub)
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"bytes\"} 6"));
 }
 
@@ -342,12 +338,10 @@ async fn the_rings_of_all_namespaces_are_bounded_together() {
         .expect("watched");
     let replayed: Vec<u64> = resumed.backlog.iter().map(|f| f.id).collect();
     assert_eq!(replayed, [ids[3].1, ids[5].1]);
-    assert!(hub
-        .metrics
-        .render()
+    assert!(super::super::scrape::text_of(&hub)
         .contains("dispatch_dash_replay_frames_evicted_total{bound=\"total_bytes\"} 3"));
     // What the rings hold together is a gauge, within the bound it keeps.
-    let metrics = hub.metrics.render();
+    let metrics = super::super::scrape::text_of(&hub);
     let gauge = |name: &str| -> u64 {
         metrics
             .lines()

@@ -101,58 +101,53 @@ pub struct ConnectionMetrics {
 }
 
 impl ConnectionMetrics {
-    /// Appends the Prometheus text of these metrics to `out`.
-    pub fn render(&self, out: &mut String) {
-        let rows = [
+    /// Encodes these metrics for `/metrics` (serve/scrape.rs).
+    pub fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::DescriptorEncoder,
+    ) -> std::fmt::Result {
+        super::metrics::encode_gauge(
+            encoder,
+            "dispatch_dash_http_connections",
+            "Open HTTP connections.",
+            self.open.load(Ordering::Relaxed),
+        )?;
+        let counters = [
             (
-                "dispatch_dash_http_connections",
-                "gauge",
-                "Open HTTP connections.",
-                &self.open,
-            ),
-            (
-                "dispatch_dash_http_connections_rejected_total",
-                "counter",
+                "dispatch_dash_http_connections_rejected",
                 "Connections closed at once because the connection cap was reached.",
                 &self.rejected,
             ),
             (
-                "dispatch_dash_http_header_timeouts_total",
-                "counter",
+                "dispatch_dash_http_header_timeouts",
                 "Connections closed because no complete request head arrived in time (half-sent or idle).",
                 &self.header_timeouts,
             ),
             (
-                "dispatch_dash_http_write_timeouts_total",
-                "counter",
+                "dispatch_dash_http_write_timeouts",
                 "Connections dropped because the client took no bytes within the write deadline (stalled event-stream readers).",
                 &self.write_timeouts,
             ),
             (
-                "dispatch_dash_http_misdirected_total",
-                "counter",
+                "dispatch_dash_http_misdirected",
                 "Requests refused (421) because their Host header names a site this server is not.",
                 &self.misdirected,
             ),
             (
-                "dispatch_dash_http_tls_handshake_failures_total",
-                "counter",
+                "dispatch_dash_http_tls_handshake_failures",
                 "Connections closed because their TLS handshake failed.",
                 &self.tls_handshake_failures,
             ),
             (
-                "dispatch_dash_http_idle_closed_total",
-                "counter",
+                "dispatch_dash_http_idle_closed",
                 "Idle keep-alive connections closed at the connection cap to make room for a new one.",
                 &self.idle_closed,
             ),
         ];
-        for (name, kind, help, value) in rows {
-            out.push_str(&format!(
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {}\n",
-                value.load(Ordering::Relaxed)
-            ));
+        for (name, help, value) in counters {
+            super::metrics::encode_counter(encoder, name, help, value.load(Ordering::Relaxed))?;
         }
+        Ok(())
     }
 }
 

@@ -65,8 +65,10 @@ pub mod hub;
 pub mod limiter;
 pub mod listen;
 pub mod metrics;
+pub mod notify;
 pub mod persist;
 pub mod projection;
+pub mod scrape;
 pub mod session;
 pub mod store;
 pub mod tls;
@@ -116,6 +118,9 @@ pub enum Error {
     /// The token given is empty.
     #[error("the token is empty (--token, --token-file or DISPATCH_DASH_TOKEN)")]
     EmptyToken,
+    /// `--notify-url-file` names a file that cannot be used.
+    #[error("--notify-url-file {0}")]
+    Notify(#[from] notify::Error),
     /// `--demo-users` names a file that cannot be used.
     #[error(transparent)]
     DemoUsers(#[from] demo_users::Error),
@@ -300,6 +305,29 @@ pub struct ServeArgs {
     /// a proxy forwards. Other Host values get 421, against DNS rebinding.
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
+    /// The address users open the dashboard at, e.g.
+    /// `https://dispatch-dash.example.com`: links in alerts
+    /// (`dispatch_dash_info`) and notifications start with it.
+    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+    /// A file holding a webhook URL (a secret: it is never logged) to post
+    /// to when a TrainJob ends with any cause but `completed` or becomes
+    /// held (repeatable); needs `--public-url` for the links.
+    #[arg(long = "notify-url-file", value_name = "FILE", requires = "public_url")]
+    pub notify_url_files: Vec<PathBuf>,
+    /// The body notifications post: a Slack incoming-webhook message, or
+    /// the JSON event of docs/monitoring.md.
+    #[arg(long, value_enum, default_value = "json")]
+    pub notify_format: notify::Format,
+    /// Notify only of TrainJobs in this namespace (repeatable; default
+    /// all watched).
+    #[arg(long = "notify-namespace", value_name = "NAMESPACE")]
+    pub notify_namespaces: Vec<String>,
+    /// How long a TrainJob's news settles before it is sent, so a failure
+    /// seen in steps (the TrainJob, then the pod that says why) is sent
+    /// once, with its cause, e.g. `5s`.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub notify_settle: Duration,
     /// The most HTTP connections open at once; at it the longest-idle
     /// keep-alive connection is closed for a new one, and with none idle
     /// the new one is closed.
@@ -425,6 +453,8 @@ pub struct ServerConfig {
     pub http: HttpSettings,
     /// The cluster is the embedded, simulated one (the UI says so).
     pub demo: bool,
+    /// Webhooks to notify (`--notify-url-file`).
+    pub notify: Option<notify::NotifyConfig>,
 }
 
 /// The HTTP side's limits and Host names.
@@ -444,6 +474,8 @@ pub struct HttpSettings {
     pub tls: Option<Arc<tls::TlsConfig>>,
     /// How often the TLS files are read for a renewal.
     pub tls_reload_every: Duration,
+    /// Where users reach the dashboard (`--public-url`).
+    pub public_url: Option<String>,
 }
 
 impl Default for HttpSettings {
@@ -456,8 +488,28 @@ impl Default for HttpSettings {
             probe_listen: None,
             tls: None,
             tls_reload_every: tls::RELOAD_EVERY,
+            public_url: None,
         }
     }
+}
+
+/// `--public-url`: an absolute `http` or `https` URL with a host, and no
+/// query or fragment (links append their own); one trailing `/` is dropped.
+pub fn parse_public_url(text: &str) -> Result<String, String> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(|| format!("{text:?} must start with https:// or http://"))?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() {
+        return Err(format!("{text:?} has no host"));
+    }
+    if let Some(bad) = text.chars().find(|c| {
+        matches!(c, '?' | '#' | '"' | '<' | '>' | '\\' | '`') || c.is_whitespace() || c.is_control()
+    }) {
+        return Err(format!("{text:?} may not hold {bad:?}"));
+    }
+    Ok(text.strip_suffix('/').unwrap_or(text).to_string())
 }
 
 /// A duration flag: `10s`, `500ms`, `2m`, or plain seconds.
@@ -630,6 +682,14 @@ pub async fn start_with_state(
         }
     }
     let mut hub = Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after);
+    let mut outbox = None;
+    if let Some(notify) = config.notify {
+        let (notifier, sender) = notify::Notifier::new(notify);
+        // The HTTPS client is built now, so a machine without TLS roots
+        // fails to start rather than failing every notification.
+        outbox = Some(sender.connect()?);
+        hub = hub.with_notifier(notifier);
+    }
     if let Some(state) = state {
         hub = hub.with_state_dir(state)?;
     }
@@ -680,6 +740,9 @@ pub async fn start_with_state(
         );
     }
     let (shutdown, shutdown_rx) = signal::channel(false);
+    if let Some(outbox) = outbox {
+        workers.spawn("notifications", outbox.run(shutdown_rx.clone()));
+    }
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let connections = Arc::new(ConnectionMetrics::default());
@@ -695,6 +758,7 @@ pub async fn start_with_state(
         request_timeout: config.http.request_timeout,
         connections: connections.clone(),
         demo: config.demo,
+        public_url: config.http.public_url.clone().unwrap_or_default(),
         shutdown: shutdown_rx.clone(),
     };
     let mut probe_addr = None;
@@ -999,6 +1063,22 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
         }
         None => None,
     };
+    let notify = if args.notify_url_files.is_empty() {
+        None
+    } else {
+        let urls = args
+            .notify_url_files
+            .iter()
+            .map(|path| notify::read_url_file(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        Some(notify::NotifyConfig {
+            urls,
+            format: args.notify_format,
+            namespaces: args.notify_namespaces.clone(),
+            public_url: args.public_url.clone().unwrap_or_default(),
+            settle: args.notify_settle,
+        })
+    };
     let mut namespaces = args.namespaces.clone();
     let mut embedded = None;
     let cluster = find_cluster(&args);
@@ -1057,11 +1137,13 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                 probe_listen: args.probe_listen,
                 tls: tls_config.clone(),
                 tls_reload_every: tls::RELOAD_EVERY,
+                public_url: args.public_url.clone(),
                 request_timeout: args.request_timeout,
                 max_sse_per_client: args.max_sse_per_client.max(1),
             },
             demo,
             unready_after: health::UNREADY_AFTER,
+            notify,
         },
         state,
     )

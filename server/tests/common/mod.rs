@@ -114,6 +114,7 @@ pub async fn server_for(kubeconfig: &str, settings: Settings) -> Server {
         limits: settings.limits,
         http: settings.http,
         demo: false,
+        notify: None,
         unready_after: settings.unready_after,
     })
     .await
