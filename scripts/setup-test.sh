@@ -3,7 +3,8 @@
 # everything the product needs (scripts/setup.sh), then the test-only tools,
 # pinned, from the package registries only: Debian's Chromium and
 # playwright-core for the browser tests, cargo-deny for the supply chain,
-# and etcd with a kube-apiserver built
+# Debian's prometheus (promtool) and prometheus-alertmanager for the
+# monitoring tier, and etcd with a kube-apiserver built
 # from Debian's source for the real-apiserver tier. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,15 @@ if [ ! -x /usr/bin/chromium ]; then
   apt_install chromium
 fi
 npm_ci_if_stale tests/e2e
+
+# The monitoring tier: promtool checks and unit-tests the shipped alert
+# rules (tests/tests/monitoring_rules.rs); a real Prometheus scrapes the
+# server and a real Alertmanager routes its alerts (server/tests/monitoring.rs).
+# Only the binaries are used: no service is started.
+if [ ! -x /usr/bin/promtool ] || [ ! -x /usr/bin/prometheus ] || [ ! -x /usr/bin/prometheus-alertmanager ]; then
+  log "apt-get install prometheus prometheus-alertmanager"
+  apt_install prometheus prometheus-alertmanager
+fi
 
 # cargo-deny checks licenses, bans and sources against deny.toml.
 deny_version=0.20.2
