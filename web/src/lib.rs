@@ -5,7 +5,7 @@
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
 //! `namespace_access::NamespaceAccess`, `history::HistoryView`,
-//! `repaint::RepaintGate`) with methods, tested natively;
+//! `repaint::RepaintGate`, `notices::Notices`) with methods, tested natively;
 //! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
@@ -14,6 +14,7 @@
 mod golden;
 pub mod history;
 pub mod namespace_access;
+pub mod notices;
 pub mod query;
 pub mod repaint;
 pub mod server_info;

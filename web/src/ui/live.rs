@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::desktop::{Desktop, DesktopToggle};
 use super::explain::ExplainView;
 use super::net::{fetch_text, probe_status, FetchError};
 use super::signin::Auth;
@@ -82,6 +83,7 @@ struct Live {
     auth: Auth,
     access: RwSignal<NamespaceAccess>,
     info: RwSignal<Option<Result<ServerInfo, String>>>,
+    desktop: Desktop,
 }
 
 /// Tells the views the store changed: at once for the first change after a
@@ -198,11 +200,12 @@ fn apply_changes(live: Live, texts: Vec<String>) {
     let now = now_ms();
     // Each frame's text goes to the store as it came: parsed there once.
     let applied = live.store.try_update_untracked(|s| {
-        let mut any = false;
-        for text in &texts {
-            any |= s.apply_change(text, now).is_some();
-        }
-        any
+        let applied: Vec<_> = texts
+            .iter()
+            .filter_map(|text| s.apply_change(text, now))
+            .collect();
+        live.desktop.after(s, &applied);
+        !applied.is_empty()
     });
     if applied != Some(true) {
         return;
@@ -265,6 +268,7 @@ fn connect(live: Live, ns: String, generation: u64) {
                 // reconnect, stay where they are the same.
                 live.store
                     .with_untracked(|earlier| store.keep_rows_of(earlier));
+                live.desktop.baseline(&store);
                 live.store.set(store);
                 live.held.update_value(HeldChanges::on_snapshot);
                 live.loaded.set(true);
@@ -462,6 +466,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         auth: expect_context::<Auth>(),
         access: RwSignal::new(NamespaceAccess::default()),
         info,
+        desktop: Desktop::new(nav),
     };
     leptos::task::spawn_local(async move {
         let result = match fetch_text("/api/v1/namespaces").await {
@@ -498,6 +503,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         live.store.set(Store::default());
         live.conn.set(Conn::Connecting);
         live.access.update(NamespaceAccess::on_namespace_chosen);
+        live.desktop.for_namespace(&ns);
         connect(live, ns, generation);
     });
     on_cleanup(move || {
@@ -715,6 +721,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             {picker}
             {indicator}
             <button id="download" on:click=save disabled=move || !live.loaded.get()>"Download snapshot"</button>
+            <DesktopToggle desktop=live.desktop />
         </section>
         {body}
     }

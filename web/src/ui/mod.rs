@@ -2,6 +2,7 @@
 //! `query` and `session`; Effects here only sync with the outside (the URL,
 //! the event stream, the session, timers).
 
+mod desktop;
 mod explain;
 mod live;
 mod net;
