@@ -8,12 +8,6 @@ use common::*;
 use dispatch_dash::serve::HttpSettings;
 use hyper::StatusCode;
 
-/// The value of one series (`name{labels}` exactly as written).
-fn value(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
-
 fn trainjobs(state: &str, cause: &str) -> String {
     format!("dispatch_dash_trainjobs{{namespace=\"{NS}\",state=\"{state}\",cause=\"{cause}\"}}")
 }
@@ -46,10 +40,7 @@ async fn scrape(addr: std::net::SocketAddr) -> String {
 async fn a_failure_while_watched_counts_one_transition_and_one_found_at_start_none() {
     let running = emulator(false).await;
     let emu = running.emulator().clone();
-    let old = create_trainjob(&emu, "old", "s1");
-    create_jobset(&emu, "old", "s1", &old);
-    create_oom_pod(&emu, "old", "s1", 0);
-    fail_trainjob(&emu, "old", "s1");
+    oom_failure(&emu, "old");
 
     let server = server(
         &running,
@@ -66,16 +57,16 @@ async fn a_failure_while_watched_counts_one_transition_and_one_found_at_start_no
     ready(addr).await;
     let text = eventually(20, "the old failure in the gauge", || async move {
         let text = scrape(addr).await;
-        (value(&text, &trainjobs("ended", "out-of-memory")) == Some(1.0)).then_some(text)
+        (metric_value(&text, &trainjobs("ended", "out-of-memory")) == Some(1.0)).then_some(text)
     })
     .await;
     assert_eq!(
-        value(&text, &transitions("ended", "out-of-memory")),
+        metric_value(&text, &transitions("ended", "out-of-memory")),
         Some(0.0),
         "found at start, and the series exists for increase(): {text}"
     );
     assert_eq!(
-        value(&text, "dispatch_dash_watch_up{kind=\"TrainJob\"}"),
+        metric_value(&text, "dispatch_dash_watch_up{kind=\"TrainJob\"}"),
         Some(1.0)
     );
     assert!(
@@ -87,17 +78,14 @@ async fn a_failure_while_watched_counts_one_transition_and_one_found_at_start_no
     );
     assert!(text.ends_with("# EOF\n"));
 
-    let uid = create_trainjob(&emu, "llm", "s1");
-    create_jobset(&emu, "llm", "s1", &uid);
-    create_oom_pod(&emu, "llm", "s1", 0);
-    fail_trainjob(&emu, "llm", "s1");
+    oom_failure(&emu, "llm");
     let text = eventually(20, "the new failure counted", || async move {
         let text = scrape(addr).await;
-        (value(&text, &trainjobs("ended", "out-of-memory")) == Some(2.0)).then_some(text)
+        (metric_value(&text, &trainjobs("ended", "out-of-memory")) == Some(2.0)).then_some(text)
     })
     .await;
     assert_eq!(
-        value(&text, &transitions("ended", "out-of-memory")),
+        metric_value(&text, &transitions("ended", "out-of-memory")),
         Some(1.0),
         "{text}"
     );
@@ -117,7 +105,7 @@ async fn a_failure_while_watched_counts_one_transition_and_one_found_at_start_no
     })
     .await;
     assert_eq!(
-        value(&text, &transitions("ended", "out-of-memory")),
+        metric_value(&text, &transitions("ended", "out-of-memory")),
         Some(1.0),
         "still exactly one: {text}"
     );

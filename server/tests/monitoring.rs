@@ -288,11 +288,3 @@ async fn prometheus_scrapes_promql_agrees_with_find_and_alertmanager_delivers_tr
     );
     assert!(am.log().contains("Listening"), "{}", am.log());
 }
-
-/// TrainJob `<id>-s1` with a JobSet and an OOMKilled pod, failed.
-fn oom_failure(emu: &emulator::Emulator, id: &str) {
-    let uid = create_trainjob(emu, id, "s1");
-    create_jobset(emu, id, "s1", &uid);
-    create_oom_pod(emu, id, "s1", 0);
-    fail_trainjob(emu, id, "s1");
-}

@@ -109,20 +109,9 @@ async fn notifying_server(emu: &emulator::RunningEmulator, url: &str) -> serve::
     .expect("server starts")
 }
 
-/// Creates TrainJob `<id>-s1` with a JobSet and an OOMKilled pod, and marks
-/// it failed.
-fn oom_failure(emu: &emulator::Emulator, id: &str) {
-    let uid = create_trainjob(emu, id, "s1");
-    create_jobset(emu, id, "s1", &uid);
-    create_oom_pod(emu, id, "s1", 0);
-    fail_trainjob(emu, id, "s1");
-}
-
 async fn metric(addr: SocketAddr, name: &str) -> f64 {
     let (_, text) = get_text(addr, "/metrics", &[]).await;
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or_else(|| panic!("{name} in {text}"))
+    metric_value(&text, name).unwrap_or_else(|| panic!("{name} in {text}"))
 }
 
 #[tokio::test]

@@ -403,6 +403,22 @@ pub fn create_oom_pod(emu: &Emulator, job_id: &str, sub: &str, rank: usize) -> S
     name
 }
 
+/// Creates TrainJob `<job_id>-s1` with its JobSet and an OOMKilled pod,
+/// and marks it failed: a failure whose cause is `out-of-memory`.
+pub fn oom_failure(emu: &Emulator, job_id: &str) {
+    let uid = create_trainjob(emu, job_id, "s1");
+    create_jobset(emu, job_id, "s1", &uid);
+    create_oom_pod(emu, job_id, "s1", 0);
+    fail_trainjob(emu, job_id, "s1");
+}
+
+/// The value of one series in `/metrics` text (`name{labels}` exactly as
+/// written), if it is there.
+pub fn metric_value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
 /// A directory under the system's temp dir, removed on drop.
 pub struct TempDir(pub std::path::PathBuf);
 
