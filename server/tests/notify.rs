@@ -82,6 +82,15 @@ impl Receiver {
 
 /// The server watching `NS` of `emu`, notifying `url` in JSON.
 async fn notifying_server(emu: &emulator::RunningEmulator, url: &str) -> serve::Server {
+    notifying_server_with(emu, url, ModeChoice::Plain, None).await
+}
+
+async fn notifying_server_with(
+    emu: &emulator::RunningEmulator,
+    url: &str,
+    mode: ModeChoice,
+    pending_after: Option<Duration>,
+) -> serve::Server {
     let kube = serve::config_from_kubeconfig_yaml(&emu.kubeconfig_yaml())
         .await
         .expect("kubeconfig");
@@ -89,7 +98,7 @@ async fn notifying_server(emu: &emulator::RunningEmulator, url: &str) -> serve::
         kube,
         namespaces: vec![NS.into()],
         all_namespaces: false,
-        mode: ModeChoice::Plain,
+        mode,
         listen: "127.0.0.1:0".parse().expect("addr"),
         auth: serve::auth::AuthConfig::default(),
         max_sse_clients: 8,
@@ -103,6 +112,7 @@ async fn notifying_server(emu: &emulator::RunningEmulator, url: &str) -> serve::
             namespaces: Vec::new(),
             public_url: PUBLIC_URL.into(),
             settle: SETTLE,
+            pending_after,
         }),
     })
     .await
@@ -210,6 +220,50 @@ async fn a_receiver_that_is_down_then_back_gets_it_after_a_retry() {
         metric(server.addr, "dispatch_dash_notifications_failed_total").await,
         0.0
     );
+}
+
+/// `--notify-pending-after`: a TrainJob still pending past it (under
+/// Kueue, its Workload not admitted) is told once, not before.
+#[tokio::test]
+async fn a_job_pending_past_the_threshold_is_told_once_and_not_before() {
+    let (receiver, url) = receiver(Behaviour::Accept).await;
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    let server = notifying_server_with(
+        &running,
+        &url,
+        ModeChoice::Kueue,
+        Some(Duration::from_secs(3)),
+    )
+    .await;
+    ready(server.addr).await;
+    let started = std::time::Instant::now();
+    let uid = create_trainjob(&emu, "waits", "s1");
+    let job = emulator::scenario::objects::JobRef::new(NS, "waits", "s1");
+    emu.create(emulator::scenario::objects::workload(
+        &job,
+        "trainjob-waits-s1",
+        &uid,
+        "gpu",
+        2,
+    ))
+    .expect("Workload");
+    let got = eventually(30, "the pending notification", || {
+        let receiver = receiver.clone();
+        async move { (!receiver.accepted().is_empty()).then(|| receiver.accepted()) }
+    })
+    .await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(got[0]["name"], "waits-s1", "{got:?}");
+    assert_eq!(got[0]["state"], "pending", "{got:?}");
+    // Well past the threshold: still the one notification.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let all = receiver.accepted();
+    assert_eq!(all.len(), 1, "{all:?}");
 }
 
 /// While a notification waits on a receiver that never answers, the

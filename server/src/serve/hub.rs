@@ -666,18 +666,35 @@ impl Hub {
             });
             if counting_transitions {
                 self.metrics.count_transitions(&delta.entered);
-                if self.notifier.is_some() {
+            }
+            if self.notifier.is_some() {
+                let event = |o: &Observation, at_unix: i64| notify::Event {
+                    observation: o.clone(),
+                    at_unix,
+                    since_unix: history
+                        .in_state_since(&HistoryKey::of(o))
+                        .unwrap_or(at_unix),
+                };
+                if counting_transitions {
+                    // Every TrainJob transition: one that is not news ends
+                    // the settling of one that was.
                     news.extend(delta.entered.iter().filter_map(|e| {
-                        let observation = observations
+                        let o = observations
                             .iter()
                             .find(|o| e.is_transition() && HistoryKey::of(o) == e.key)?;
-                        // Every TrainJob transition: one that is not news
-                        // ends the settling of one that was.
-                        Some(notify::Event {
-                            observation: observation.clone(),
-                            at_unix: e.change.at_unix,
-                        })
+                        Some(event(o, e.change.at_unix))
                     }));
+                }
+                if old.is_empty() {
+                    // First seen in this run: a job already pending is
+                    // timed for --notify-pending-after from when it began.
+                    let at = history::unix_seconds(now);
+                    news.extend(
+                        observations
+                            .iter()
+                            .filter(|o| o.state == classify_wasm::State::Pending)
+                            .map(|o| event(o, at)),
+                    );
                 }
             }
             if tracing::enabled!(tracing::Level::DEBUG) {

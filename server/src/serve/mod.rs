@@ -328,6 +328,10 @@ pub struct ServeArgs {
     /// once, with its cause, e.g. `5s`.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub notify_settle: Duration,
+    /// Also notify of a TrainJob pending longer than this, once per wait,
+    /// e.g. `2h`, `30m` (default: never).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub notify_pending_after: Option<Duration>,
     /// The most HTTP connections open at once; at it the longest-idle
     /// keep-alive connection is closed for a new one, and with none idle
     /// the new one is closed.
@@ -1077,6 +1081,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
             namespaces: args.notify_namespaces.clone(),
             public_url: args.public_url.clone().unwrap_or_default(),
             settle: args.notify_settle,
+            pending_after: args.notify_pending_after,
         })
     };
     let mut namespaces = args.namespaces.clone();

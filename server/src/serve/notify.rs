@@ -20,7 +20,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use classify_wasm::{CauseKind, Observation, State};
 use http_body_util::Full;
@@ -32,7 +32,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::auth::Secret;
-use super::history::rfc3339;
+use super::history::{rfc3339, unix_seconds};
 use super::metrics::{encode_counter, encode_gauge};
 
 /// Events settling or waiting to be sent, at most.
@@ -92,6 +92,9 @@ pub struct NotifyConfig {
     pub public_url: String,
     /// How long news settles before it is sent (`--notify-settle`).
     pub settle: Duration,
+    /// Also tell of a TrainJob pending longer than this
+    /// (`--notify-pending-after`).
+    pub pending_after: Option<Duration>,
 }
 
 /// Reads a webhook URL from `path`: its first line, trimmed.
@@ -126,6 +129,9 @@ pub struct Event {
     pub observation: Observation,
     /// When the server saw it (Unix seconds).
     pub at_unix: i64,
+    /// Since when the job has been in its state, as far as the history
+    /// knows (Unix seconds): what `--notify-pending-after` is timed from.
+    pub since_unix: i64,
 }
 
 /// The counters `/metrics` shows.
@@ -192,6 +198,9 @@ struct Settling {
 struct Held {
     /// By TrainJob UID.
     settling: BTreeMap<String, Settling>,
+    /// Pending TrainJobs, by UID, timed for `--notify-pending-after`.
+    pending: BTreeMap<String, Event>,
+    /// Bytes of `settling` and `pending` together.
     settling_bytes: usize,
     sent: BTreeSet<SentKey>,
     sent_order: VecDeque<SentKey>,
@@ -222,6 +231,10 @@ fn event_bytes(event: &Event) -> usize {
 #[derive(Debug)]
 pub struct Notifier {
     config: NotifyConfig,
+    /// When this notifier began (Unix seconds): a job whose wait passed
+    /// `--notify-pending-after` before it was told in an earlier run (or
+    /// while none ran), not now.
+    started_unix: i64,
     metrics: Arc<NotifyMetrics>,
     held: Mutex<Held>,
     wake: tokio::sync::Notify,
@@ -232,6 +245,7 @@ impl Notifier {
     pub fn new(config: NotifyConfig) -> (Arc<Notifier>, Outbox) {
         let notifier = Arc::new(Notifier {
             config,
+            started_unix: unix_seconds(SystemTime::now()),
             metrics: Arc::new(NotifyMetrics::default()),
             held: Mutex::default(),
             wake: tokio::sync::Notify::new(),
@@ -267,6 +281,21 @@ impl Notifier {
         let mut held = self.held();
         let held = &mut *held;
         let uid = o.object.uid.clone();
+        if let Some(old) = held.pending.remove(&uid) {
+            held.settling_bytes -= event_bytes(&old);
+        }
+        if o.state == State::Pending && self.config.pending_after.is_some() {
+            let bytes = event_bytes(&event);
+            if held.settling.len() + held.pending.len() >= QUEUE_EVENTS
+                || held.settling_bytes + bytes > QUEUE_BYTES
+            {
+                self.metrics.dropped.fetch_add(1, Ordering::Relaxed);
+            } else {
+                held.settling_bytes += bytes;
+                held.pending.insert(uid.clone(), event.clone());
+                self.wake.notify_one();
+            }
+        }
         if let Some(old) = held.settling.remove(&uid) {
             held.settling_bytes -= event_bytes(&old.event);
             if o.is_news() {
@@ -282,7 +311,9 @@ impl Notifier {
             }
         } else if o.is_news() {
             let bytes = event_bytes(&event);
-            if held.settling.len() >= QUEUE_EVENTS || held.settling_bytes + bytes > QUEUE_BYTES {
+            if held.settling.len() + held.pending.len() >= QUEUE_EVENTS
+                || held.settling_bytes + bytes > QUEUE_BYTES
+            {
                 self.metrics.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(
                     namespace = %o.object.namespace,
@@ -306,26 +337,56 @@ impl Notifier {
             .store(held.settling_bytes, Ordering::Relaxed);
     }
 
-    /// The bodies of the news due at `now` that was not sent before, and
-    /// when the next is due.
-    fn take_due(&self, now: Instant) -> (Vec<Bytes>, Option<Instant>) {
+    /// The bodies of the news due at `now` (`now_unix` on the wall clock)
+    /// that was not sent before, and when the next is due.
+    fn take_due(&self, now: Instant, now_unix: i64) -> (Vec<Bytes>, Option<Instant>) {
         let mut held = self.held();
         let held = &mut *held;
+        let mut ready: Vec<Event> = Vec::new();
         let due: Vec<String> = held
             .settling
             .iter()
             .filter(|(_, s)| s.due <= now)
             .map(|(uid, _)| uid.clone())
             .collect();
-        let mut bodies = Vec::new();
         for uid in due {
-            let Some(settled) = held.settling.remove(&uid) else {
-                continue;
-            };
-            held.settling_bytes -= event_bytes(&settled.event);
-            let o = &settled.event.observation;
+            if let Some(settled) = held.settling.remove(&uid) {
+                held.settling_bytes -= event_bytes(&settled.event);
+                ready.push(settled.event);
+            }
+        }
+        let mut next = held.settling.values().map(|s| s.due).min();
+        if let Some(after) = self.config.pending_after {
+            let after = i64::try_from(after.as_secs()).unwrap_or(i64::MAX);
+            let waited: Vec<String> = held
+                .pending
+                .iter()
+                .filter(|(_, e)| e.since_unix.saturating_add(after) <= now_unix)
+                .map(|(uid, _)| uid.clone())
+                .collect();
+            for uid in waited {
+                if let Some(event) = held.pending.remove(&uid) {
+                    held.settling_bytes -= event_bytes(&event);
+                    if event.since_unix.saturating_add(after) >= self.started_unix {
+                        ready.push(event);
+                    }
+                }
+            }
+            let first = held
+                .pending
+                .values()
+                .map(|e| e.since_unix.saturating_add(after))
+                .min();
+            if let Some(at) = first {
+                let wait = Duration::from_secs(u64::try_from(at - now_unix).unwrap_or(0));
+                next = Some(next.map_or(now + wait, |n| n.min(now + wait)));
+            }
+        }
+        let mut bodies = Vec::new();
+        for event in ready {
+            let o = &event.observation;
             let key: SentKey = (
-                uid,
+                o.object.uid.clone(),
                 o.execution.map(|e| (e.admission, e.restart_attempt)),
                 o.state,
                 o.cause.kind,
@@ -341,14 +402,13 @@ impl Notifier {
             }
             bodies.push(Bytes::from(body(
                 self.config.format,
-                &settled.event,
+                &event,
                 &self.config.public_url,
             )));
         }
         self.metrics
             .queued_bytes
             .store(held.settling_bytes, Ordering::Relaxed);
-        let next = held.settling.values().map(|s| s.due).min();
         (bodies, next)
     }
 }
@@ -376,8 +436,12 @@ fn encode_component(text: &str) -> String {
 
 /// `team-a/llm-7b ended: out-of-memory (attempt 3) pod …: …`: the
 /// engine's headline, then the cause's detail.
-pub fn summary(o: &Observation) -> String {
+pub fn summary(event: &Event) -> String {
+    let o = &event.observation;
     let mut text = o.headline();
+    if o.state == State::Pending {
+        text.push_str(&format!(" since {}", rfc3339(event.since_unix)));
+    }
     if !o.cause.detail.is_empty() {
         text.push(' ');
         text.push_str(&o.cause.detail);
@@ -399,7 +463,7 @@ pub fn body(format: Format, event: &Event, public_url: &str) -> Vec<u8> {
     let link = link(public_url, &o.object.namespace, &o.object.name);
     let value = match format {
         Format::Slack => json!({
-            "text": format!("{} <{}|explanation>", slack_escape(&summary(o)), link),
+            "text": format!("{} <{}|explanation>", slack_escape(&summary(event)), link),
         }),
         Format::Json => json!({
             "namespace": o.object.namespace,
@@ -414,6 +478,7 @@ pub fn body(format: Format, event: &Event, public_url: &str) -> Vec<u8> {
             })),
             "attempt": o.execution.map(|e| e.restart_attempt.saturating_add(1)),
             "at": rfc3339(event.at_unix),
+            "since": rfc3339(event.since_unix),
             "link": link,
         }),
     };
@@ -472,7 +537,7 @@ impl Connected {
         let Connected { outbox, client } = self;
         let notifier = &outbox.notifier;
         loop {
-            let (bodies, next) = notifier.take_due(Instant::now());
+            let (bodies, next) = notifier.take_due(Instant::now(), unix_seconds(SystemTime::now()));
             for body in &bodies {
                 for url in &notifier.config.urls {
                     outbox.deliver(&client, url, body, &mut shutdown).await;
@@ -613,6 +678,7 @@ mod tests {
             namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
             public_url: "https://dash.example.com".into(),
             settle: SETTLE,
+            pending_after: None,
         })
         .0
     }
@@ -621,13 +687,14 @@ mod tests {
         Event {
             observation,
             at_unix: 0,
+            since_unix: 0,
         }
     }
 
     /// What is due at `at`, as JSON.
     fn due(notifier: &Notifier, at: Instant) -> Vec<serde_json::Value> {
         notifier
-            .take_due(at)
+            .take_due(at, 0)
             .0
             .iter()
             .map(|b| serde_json::from_slice(b).expect("json"))
@@ -639,6 +706,7 @@ mod tests {
         let event = Event {
             observation: oom("llm-7b"),
             at_unix: 0,
+            since_unix: 0,
         };
         let body: serde_json::Value =
             serde_json::from_slice(&body(Format::Slack, &event, "https://dash.example.com"))
@@ -656,6 +724,7 @@ mod tests {
         let event = Event {
             observation: oom("llm 7b"),
             at_unix: 1_796_115_600,
+            since_unix: 1_796_115_600,
         };
         let body: serde_json::Value =
             serde_json::from_slice(&body(Format::Json, &event, "https://d.example")).expect("json");
@@ -763,6 +832,91 @@ mod tests {
         assert_eq!(notifier.metrics.dropped.load(Ordering::Relaxed), 11);
         assert_eq!(due(&notifier, t0 + SETTLE).len(), QUEUE_EVENTS);
         assert_eq!(notifier.metrics.queued_bytes.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_job_pending_longer_than_the_threshold_is_told_once_from_when_it_began() {
+        let (notifier, _) = Notifier::new(NotifyConfig {
+            urls: vec![Secret::from("http://127.0.0.1:9/hook")],
+            format: Format::Json,
+            namespaces: Vec::new(),
+            public_url: "https://d.example".into(),
+            settle: SETTLE,
+            pending_after: Some(Duration::from_secs(3600)),
+        });
+        let start = notifier.started_unix;
+        let t0 = Instant::now();
+        let mut waiting = oom("q");
+        waiting.state = State::Pending;
+        waiting.cause.kind = CauseKind::None;
+        let pending = |since: i64| Event {
+            observation: waiting.clone(),
+            at_unix: start,
+            since_unix: since,
+        };
+        // Pending for 10 minutes when first seen: due 50 minutes on.
+        notifier.offer(pending(start - 600), t0);
+        let (none, next) = notifier.take_due(t0, start);
+        assert!(none.is_empty());
+        assert_eq!(next, Some(t0 + Duration::from_secs(3000)));
+        let (sent, _) = notifier.take_due(t0, start + 3000);
+        assert_eq!(sent.len(), 1);
+        let body: serde_json::Value = serde_json::from_slice(&sent[0]).expect("json");
+        assert_eq!(body["state"], "pending");
+        assert_eq!(body["since"], rfc3339(start - 600));
+        // Seen again (a restart's first look): told once only.
+        notifier.offer(pending(start - 600), t0);
+        assert!(notifier.take_due(t0, start + 9000).0.is_empty());
+        // Admitted before the hour: nothing.
+        let mut other = waiting.clone();
+        other.object.uid = "uid-r".into();
+        let mut admitted = other.clone();
+        admitted.state = State::Running;
+        notifier.offer(
+            Event {
+                observation: other,
+                at_unix: start,
+                since_unix: start,
+            },
+            t0,
+        );
+        notifier.offer(
+            Event {
+                observation: admitted,
+                at_unix: start,
+                since_unix: start,
+            },
+            t0,
+        );
+        assert!(notifier.take_due(t0, start + 7200).0.is_empty());
+        assert_eq!(notifier.metrics.queued_bytes.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_wait_that_passed_the_threshold_before_this_run_began_is_not_told_again() {
+        let (notifier, _) = Notifier::new(NotifyConfig {
+            urls: Vec::new(),
+            format: Format::Json,
+            namespaces: Vec::new(),
+            public_url: String::new(),
+            settle: SETTLE,
+            pending_after: Some(Duration::from_secs(3600)),
+        });
+        let start = notifier.started_unix;
+        let mut waiting = oom("q");
+        waiting.state = State::Pending;
+        waiting.cause.kind = CauseKind::None;
+        // Pending for two hours when this run first sees it (restored
+        // history): the run before told it, or none ran to tell it.
+        notifier.offer(
+            Event {
+                observation: waiting,
+                at_unix: start,
+                since_unix: start - 7200,
+            },
+            Instant::now(),
+        );
+        assert!(notifier.take_due(Instant::now(), start).0.is_empty());
     }
 
     #[test]
