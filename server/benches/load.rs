@@ -34,6 +34,12 @@
 //! the database's growth per captured pod: after the churn, pods are
 //! created and deleted in two rounds of the same size, so each round adds
 //! only captured pods; bytes are `state.db` + `state.db-wal`.
+//!
+//! A fourth phase notifies a webhook that accepts connections and never
+//! answers (`--notify-url-file`), while 100 TrainJobs fail as the churn
+//! starts: its write-to-SSE p99 over the unauthenticated phase's, raw and
+//! over each phase's own baseline (goal: within the noise, since sending
+//! never holds the watches or the streams).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -231,6 +237,8 @@ struct Phase {
     pod_bytes: f64,
     pods: f64,
     lagged: f64,
+    /// Bytes of notifications settling or waiting at the end (NaN when off).
+    notifications_waiting: f64,
     /// With `--state-dir`: the database's size as captured pods grow.
     growth: Option<Growth>,
 }
@@ -251,6 +259,7 @@ async fn run_phase(
     kubeconfig: &std::path::Path,
     auth: Auth,
     state_dir: Option<&std::path::Path>,
+    notify_url_file: Option<&std::path::Path>,
 ) -> Phase {
     let started_at = Instant::now();
     let port = {
@@ -280,6 +289,14 @@ async fn run_phase(
     }
     if let Some(dir) = state_dir {
         command.arg("--state-dir").arg(dir);
+    }
+    if let Some(file) = notify_url_file {
+        command.arg("--notify-url-file").arg(file).args([
+            "--public-url",
+            "http://127.0.0.1",
+            "--notify-settle",
+            "1s",
+        ]);
     }
     for n in 0..NAMESPACES {
         command.arg("--namespace").arg(namespace(n));
@@ -338,6 +355,11 @@ async fn run_phase(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     measuring.store(micros_now(), std::sync::atomic::Ordering::SeqCst);
+    if notify_url_file.is_some() {
+        // News for the notifier to queue against its receiver while the
+        // churn runs; undone after the phase.
+        set_failed(emu, FAILED_IN_NOTIFY_PHASE, true);
+    }
 
     // Churn: UPDATES_PER_SEC pod status writes per second, in 10 ms ticks.
     let churn_emu = emu.clone();
@@ -410,6 +432,9 @@ async fn run_phase(
     for reader in readers {
         reader.abort();
     }
+    if notify_url_file.is_some() {
+        set_failed(emu, FAILED_IN_NOTIFY_PHASE, false);
+    }
     let growth = match state_dir {
         Some(dir) => Some(capture_growth(emu, &base, dir).await),
         None => None,
@@ -429,6 +454,7 @@ async fn run_phase(
         pod_bytes: metric("dispatch_dash_stored_pod_bytes "),
         pods: metric("dispatch_dash_stored_pods "),
         lagged: metric("dispatch_dash_sse_lagged_total "),
+        notifications_waiting: metric("dispatch_dash_notification_queue_bytes "),
         growth,
     }
 }
@@ -479,9 +505,9 @@ async fn main() {
     let kubeconfig = dir.join("kubeconfig");
     std::fs::write(&kubeconfig, running.kubeconfig_yaml()).expect("kubeconfig");
 
-    let plain = run_phase(&emu, &running, &kubeconfig, Auth::None, None).await;
+    let plain = run_phase(&emu, &running, &kubeconfig, Auth::None, None, None).await;
     let reviews_before = emu.reviews("tokenreviews");
-    let authed = run_phase(&emu, &running, &kubeconfig, Auth::Kubernetes, None).await;
+    let authed = run_phase(&emu, &running, &kubeconfig, Auth::Kubernetes, None, None).await;
     let token_reviews = emu.reviews("tokenreviews") - reviews_before;
 
     println!("dispatch-dash load benchmark");
@@ -504,9 +530,18 @@ async fn main() {
         plain.over_baseline(0.50),
         plain.over_baseline(0.99),
     );
-    // Last: its rounds of captured pods change the cluster.
+    // Its rounds of captured pods change the cluster (they are deleted
+    // again, so only the server's captured pods differ after it).
     let state_dir = dir.join("state");
-    let stated = run_phase(&emu, &running, &kubeconfig, Auth::None, Some(&state_dir)).await;
+    let stated = run_phase(
+        &emu,
+        &running,
+        &kubeconfig,
+        Auth::None,
+        Some(&state_dir),
+        None,
+    )
+    .await;
     report("with --state-dir (unauthenticated)", &stated);
     println!(
         "    write-to-SSE p99 {:.2}x the unauthenticated phase's without it (goal <= 1.2x); p50 {:.2}x",
@@ -524,9 +559,79 @@ async fn main() {
     if let Some(g) = &stated.growth {
         g.report();
     }
+    let url_file = dir.join("webhook-url");
+    std::fs::write(&url_file, silent_receiver().await).expect("url file");
+    let notifying = run_phase(
+        &emu,
+        &running,
+        &kubeconfig,
+        Auth::None,
+        None,
+        Some(&url_file),
+    )
+    .await;
+    report(
+        &format!("notifying a webhook that never answers ({FAILED_IN_NOTIFY_PHASE} TrainJobs fail as the churn starts; unauthenticated)"),
+        &notifying,
+    );
+    println!(
+        "    notifications held for the silent webhook at the end: {} bytes",
+        notifying.notifications_waiting
+    );
+    println!(
+        "    write-to-SSE p99 {:.2}x the unauthenticated phase's, p50 {:.2}x; over each phase's own baseline p99 {:.2}x, p50 {:.2}x",
+        p(&notifying.latencies, 0.99) / p(&plain.latencies, 0.99),
+        p(&notifying.latencies, 0.50) / p(&plain.latencies, 0.50),
+        notifying.over_baseline(0.99) / plain.over_baseline(0.99),
+        notifying.over_baseline(0.50) / plain.over_baseline(0.50),
+    );
     println!("  total run time: {:.1?}", started_at.elapsed());
     running.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// TrainJobs failed at the start of the notifications phase.
+const FAILED_IN_NOTIFY_PHASE: usize = 100;
+
+/// Marks the first `n` TrainJobs `Failed=True`, or clears their
+/// conditions again.
+fn set_failed(emu: &Emulator, n: usize, failed: bool) {
+    let now = emulator::time::now_rfc3339();
+    for job in 0..n {
+        let conditions = if failed {
+            json!([objects::condition(
+                "Failed",
+                "True",
+                "FailedJobs",
+                "jobs failed",
+                &now
+            )])
+        } else {
+            json!([])
+        };
+        let jr = JobRef::new(&namespace(job), &format!("job{job}"), "s1");
+        let _ = emu.patch_status(
+            Kind::TrainJob,
+            &jr.namespace,
+            &jr.name(),
+            json!({ "conditions": conditions }),
+        );
+    }
+}
+
+/// A webhook that accepts connections and never answers; returns the URL.
+async fn silent_receiver() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    format!("http://{addr}/hook")
 }
 
 /// Pods created then deleted per round of the state-directory phase.
