@@ -37,6 +37,7 @@ mod source;
 mod time;
 mod trace;
 mod tree;
+pub mod wire;
 
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
@@ -45,7 +46,7 @@ pub use observation::{
     Cause, CauseKind, Execution, ObjectRef, Observation, OrderKey, Provenance, State,
 };
 pub use snapshot::{Mode, Options, READ_KINDS};
-pub use snapshot_writer::{write_captured_entry, write_json_string, SnapshotWriter};
+pub use snapshot_writer::{write_json_string, SnapshotWriter};
 pub use source::Position;
 pub use time::Time;
 pub use trace::{
@@ -221,8 +222,7 @@ pub fn classify_with_attempts(input: &str, options: Options) -> Result<Vec<Attem
 /// [`Attempted`] in the engine's order: the dashboard stream's `rows` event,
 /// which the page draws before it has classified the snapshot itself
 /// (`classify --output attempts-json` prints the same values, indented).
-/// Read back with
-/// `serde_json::from_str::<Vec<Attempted>>`.
+/// Read back with [`wire::read_rows`].
 pub fn classified_rows_json(input: &str, options: Options) -> Result<String, InputError> {
     let rows = classify_with_attempts(input, options)?;
     // Only strings, numbers, booleans and derived structs: nothing that

@@ -102,7 +102,7 @@ impl SnapshotWriter {
 /// `"acrossGap":true` when `across_gap`), appended to `out`: what
 /// [`SnapshotWriter::captured`] writes, for a stream frame that carries
 /// entries outside a snapshot.
-pub fn write_captured_entry(
+pub(crate) fn write_captured_entry(
     out: &mut String,
     trainjob_uid: &str,
     pod_json: &str,

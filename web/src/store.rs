@@ -10,25 +10,25 @@
 //! engine's observations of those objects alone. The store has no
 //! section-4 code of its own.
 //!
-//! Each frame is parsed once: the items and captured pods are found as
-//! slices of the frame's text (`RawValue`) and kept as that text, which
+//! Each frame is parsed once, by the engine's readers
+//! ([`classify_wasm::wire`]): the items and captured pods are found as
+//! slices of the frame's text and kept as that text, which
 //! sub-snapshots are made of; a typed pass reads only the fields the key
 //! and the linker need. A first snapshot is classified whole, from the
 //! text as given.
 //!
 //! Nothing here touches the DOM, so every rule is unit-tested natively.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 use classify_wasm::hash::KeyedMap;
+use classify_wasm::wire::{self, ChangeFrame, Document};
 use classify_wasm::{
     AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options, OrderKey,
     SnapshotWriter, READ_KINDS,
 };
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// `(kind, namespace, name)`: how the store names an object (a Node has the
@@ -241,175 +241,6 @@ fn captured_fields(json: &str) -> Value {
     }
 }
 
-/// A document's parts as text slices of it: one pass over the input finds
-/// the items and captured entries without building them.
-#[derive(Deserialize)]
-struct DocumentParts<'a> {
-    kind: Option<Value>,
-    mode: Option<Value>,
-    #[serde(rename = "nodesReadable")]
-    nodes_readable: Option<Value>,
-    #[serde(borrow)]
-    items: Option<Vec<&'a RawValue>>,
-    #[serde(borrow)]
-    captured: Option<Vec<&'a RawValue>>,
-}
-
-/// What a loaded document holds for the store.
-struct Document<'a> {
-    mode: Option<Mode>,
-    nodes_readable: Option<bool>,
-    items: Vec<Cow<'a, str>>,
-    captured: Vec<Cow<'a, str>>,
-}
-
-fn mode_of(v: Option<&Value>) -> Option<Mode> {
-    v.and_then(Value::as_str).and_then(|s| s.parse().ok())
-}
-
-fn texts<'a>(raws: Option<Vec<&'a RawValue>>) -> Vec<Cow<'a, str>> {
-    raws.into_iter()
-        .flatten()
-        .map(|r| Cow::Borrowed(r.get()))
-        .collect()
-}
-
-fn owned_texts<'a>(values: Option<&Value>) -> Vec<Cow<'a, str>> {
-    values
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|v| Cow::Owned(v.to_string()))
-        .collect()
-}
-
-impl<'a> Document<'a> {
-    /// A snapshot, a `List`, an array of objects or one object: the items
-    /// (and, of a snapshot, its header and captured pods).
-    fn parse(text: &'a str) -> Result<Document<'a>, serde_json::Error> {
-        let trimmed = text.trim();
-        let fast = if trimmed.starts_with('[') {
-            serde_json::from_str::<Vec<&RawValue>>(trimmed)
-                .ok()
-                .map(|items| Document {
-                    mode: None,
-                    nodes_readable: None,
-                    items: texts(Some(items)),
-                    captured: Vec::new(),
-                })
-        } else if trimmed.starts_with('{') {
-            serde_json::from_str::<DocumentParts>(trimmed)
-                .ok()
-                .map(|parts| match parts.kind.as_ref().and_then(Value::as_str) {
-                    Some("Snapshot") => Document {
-                        mode: mode_of(parts.mode.as_ref()),
-                        nodes_readable: parts.nodes_readable.as_ref().and_then(Value::as_bool),
-                        items: texts(parts.items),
-                        captured: texts(parts.captured),
-                    },
-                    Some("List") => Document {
-                        mode: None,
-                        nodes_readable: None,
-                        items: texts(parts.items),
-                        captured: Vec::new(),
-                    },
-                    _ => Document {
-                        mode: None,
-                        nodes_readable: None,
-                        items: vec![Cow::Borrowed(trimmed)],
-                        captured: Vec::new(),
-                    },
-                })
-        } else {
-            None
-        };
-        if let Some(document) = fast {
-            return Ok(document);
-        }
-        // What the typed pass refused (a part of another type, a key given
-        // twice, a scalar) is read whole, with the same meaning.
-        let doc: Value = serde_json::from_str(text)?;
-        Ok(match doc.get("kind").and_then(Value::as_str) {
-            Some("Snapshot") => Document {
-                mode: mode_of(doc.get("mode")),
-                nodes_readable: doc.get("nodesReadable").and_then(Value::as_bool),
-                items: owned_texts(doc.get("items")),
-                captured: owned_texts(doc.get("captured")),
-            },
-            Some("List") => Document {
-                mode: None,
-                nodes_readable: None,
-                items: owned_texts(doc.get("items")),
-                captured: Vec::new(),
-            },
-            _ => Document {
-                mode: None,
-                nodes_readable: None,
-                items: match doc {
-                    Value::Array(a) => a.iter().map(|v| Cow::Owned(v.to_string())).collect(),
-                    other => vec![Cow::Owned(other.to_string())],
-                },
-                captured: Vec::new(),
-            },
-        })
-    }
-}
-
-/// A `change` frame's parts, as text slices of it.
-#[derive(Deserialize)]
-struct ChangeParts<'a> {
-    #[serde(borrow)]
-    upserts: Option<Vec<&'a RawValue>>,
-    deletes: Option<Vec<Value>>,
-    #[serde(borrow)]
-    captured: Option<Vec<&'a RawValue>>,
-    #[serde(rename = "capturedDropped")]
-    captured_dropped: Option<Vec<Value>>,
-    #[serde(rename = "nodesReadable")]
-    nodes_readable: Option<Value>,
-}
-
-/// What a `change` frame asks of the store.
-struct Change<'a> {
-    upserts: Vec<Cow<'a, str>>,
-    deletes: Vec<Value>,
-    captured: Vec<Cow<'a, str>>,
-    dropped: Vec<Value>,
-    nodes_readable: Option<bool>,
-}
-
-impl<'a> Change<'a> {
-    /// None when the frame is not JSON.
-    fn parse(text: &'a str) -> Option<Change<'a>> {
-        if let Ok(parts) = serde_json::from_str::<ChangeParts>(text) {
-            return Some(Change {
-                upserts: texts(parts.upserts),
-                deletes: parts.deletes.unwrap_or_default(),
-                captured: texts(parts.captured),
-                dropped: parts.captured_dropped.unwrap_or_default(),
-                nodes_readable: parts.nodes_readable.as_ref().and_then(Value::as_bool),
-            });
-        }
-        // A part of another type than the stream's contract gives is
-        // ignored, as it always was; the rest still applies.
-        let change: Value = serde_json::from_str(text).ok()?;
-        let values = |name: &str| {
-            change
-                .get(name)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        };
-        Some(Change {
-            upserts: owned_texts(change.get("upserts")),
-            deletes: values("deletes"),
-            captured: owned_texts(change.get("captured")),
-            dropped: values("capturedDropped"),
-            nodes_readable: change.get("nodesReadable").and_then(Value::as_bool),
-        })
-    }
-}
-
 /// The snapshot header: what the server (or the user) says about the mode
 /// and Node access.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -559,7 +390,7 @@ impl Store {
     /// ([`Store::load`], then [`Store::keep_rows_of`]). It has no index:
     /// explanations, objects and changes wait for the snapshot.
     pub fn of_rows(text: &str) -> Result<Store, serde_json::Error> {
-        let classified: Vec<Attempted> = serde_json::from_str(text)?;
+        let classified = wire::read_rows(text)?;
         let mut store = Store::default();
         store.insert_rows(classified);
         Ok(store)
@@ -852,12 +683,12 @@ impl Store {
         applied
     }
 
-    /// Applies a `change` event's text (`upserts`, `deletes`, `captured`,
-    /// `capturedDropped`, `nodesReadable`), parsed once: its upserts and
-    /// captured pods are kept as the slices of it they are. `now` stamps
+    /// Applies a `change` event's text, read by the engine's one reader
+    /// ([`ChangeFrame::parse`]): its upserts and captured pods are kept as
+    /// the slices of it they are. `now` stamps
     /// the changed rows. None when the text is not JSON (nothing applied).
     pub fn apply_change(&mut self, text: &str, now: f64) -> Option<Applied> {
-        let change = Change::parse(text)?;
+        let change = ChangeFrame::parse(text)?;
         let mut affected: BTreeSet<Linked> = BTreeSet::new();
         let upsert_fields: Vec<Value> = change.upserts.iter().map(|u| item_fields(u)).collect();
         let captured_fields: Vec<Value> =
@@ -878,17 +709,8 @@ impl Store {
             ));
         }
         for d in &change.deletes {
-            let kind = d.get("kind").and_then(Value::as_str).unwrap_or("");
-            let ns = if kind == "Node" {
-                ""
-            } else {
-                d.get("namespace").and_then(Value::as_str).unwrap_or("")
-            };
-            keys.push(ItemKey::new(
-                kind,
-                ns,
-                d.get("name").and_then(Value::as_str).unwrap_or(""),
-            ));
+            let ns = if d.kind == "Node" { "" } else { &d.namespace };
+            keys.push(ItemKey::new(&d.kind, ns, &d.name));
         }
         let mut linked: Vec<Linked> = keys.iter().cloned().map(Linked::Item).collect();
         for c in &captured_fields {
@@ -896,16 +718,7 @@ impl Store {
             linked.push(Linked::Captured(t, p));
         }
         for d in &change.dropped {
-            linked.push(Linked::Captured(
-                d.get("trainJobUID")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                d.get("podUID")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            ));
+            linked.push(Linked::Captured(d.trainjob_uid.clone(), d.pod_uid.clone()));
         }
         let index = self.index_mut();
         for k in &linked {
@@ -923,9 +736,7 @@ impl Store {
             index.put_captured(c, fields);
         }
         for d in &change.dropped {
-            let t = d.get("trainJobUID").and_then(Value::as_str).unwrap_or("");
-            let p = d.get("podUID").and_then(Value::as_str).unwrap_or("");
-            index.remove_captured(t, p);
+            index.remove_captured(&d.trainjob_uid, &d.pod_uid);
         }
         let mut everything = false;
         if let Some(n) = change.nodes_readable {

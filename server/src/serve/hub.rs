@@ -26,14 +26,15 @@
 //! from is built once per namespace version and shared by every subscriber
 //! at that version.
 
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
+use classify_wasm::wire::{self, ChangeFrame, Deleted, DroppedCapture};
 use classify_wasm::{Mode, Observation};
-use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::health::{HealthBoard, UNREADY_AFTER};
@@ -847,62 +848,40 @@ struct NamespaceChange {
     /// The final state of each object touched: `None` when deleted.
     objects: BTreeMap<(ObjectKind, String), Option<Arc<StoredObject>>>,
     /// The identity of each deleted object.
-    deletes: BTreeMap<(ObjectKind, String), Value>,
+    deletes: BTreeMap<(ObjectKind, String), Deleted>,
     captured: BTreeMap<(String, String), Option<Arc<CapturedPod>>>,
     nodes_readable: Option<bool>,
 }
 
 impl NamespaceChange {
-    /// The `change` event's data. Projections are spliced in as the JSON
-    /// text they are stored as, not parsed and written again.
+    /// The `change` event's data, written by the engine's one writer.
+    /// Projections are spliced in as the JSON text they are stored as, not
+    /// parsed and written again.
     fn to_json(&self) -> String {
-        let mut out = String::with_capacity(1024);
-        out.push_str("{\"upserts\":[");
-        for (i, object) in self.objects.values().flatten().enumerate() {
-            if i > 0 {
-                out.push(',');
+        let mut frame = ChangeFrame {
+            nodes_readable: self.nodes_readable,
+            ..ChangeFrame::default()
+        };
+        for (key, object) in &self.objects {
+            match object {
+                Some(object) => frame.upserts.push(Cow::Borrowed(&object.json)),
+                None => frame.deletes.extend(self.deletes.get(key).cloned()),
             }
-            out.push_str(&object.json);
         }
-        out.push_str("],\"deletes\":");
-        let deletes: Vec<&Value> = self
-            .objects
-            .iter()
-            .filter(|(_, v)| v.is_none())
-            .filter_map(|(k, _)| self.deletes.get(k))
-            .collect();
-        out.push_str(&serde_json::to_string(&deletes).unwrap_or_else(|_| "[]".into()));
-        out.push_str(",\"captured\":[");
-        let mut dropped = Vec::new();
-        let mut first = true;
         for ((trainjob_uid, pod_uid), entry) in &self.captured {
             match entry {
-                Some(c) => {
-                    if !first {
-                        out.push(',');
-                    }
-                    first = false;
-                    classify_wasm::write_captured_entry(
-                        &mut out,
-                        &c.trainjob_uid,
-                        &c.pod.json,
-                        c.across_gap,
-                    );
-                }
-                None => dropped.push(json!({"trainJobUID": trainjob_uid, "podUID": pod_uid})),
+                Some(c) => frame.captured.push(Cow::Owned(wire::captured_entry(
+                    &c.trainjob_uid,
+                    &c.pod.json,
+                    c.across_gap,
+                ))),
+                None => frame.dropped.push(DroppedCapture {
+                    trainjob_uid: trainjob_uid.clone(),
+                    pod_uid: pod_uid.clone(),
+                }),
             }
         }
-        out.push_str("],\"capturedDropped\":");
-        out.push_str(&serde_json::to_string(&dropped).unwrap_or_else(|_| "[]".into()));
-        if let Some(readable) = self.nodes_readable {
-            out.push_str(if readable {
-                ",\"nodesReadable\":true"
-            } else {
-                ",\"nodesReadable\":false"
-            });
-        }
-        out.push('}');
-        out
+        frame.to_json()
     }
 }
 
@@ -1018,7 +997,12 @@ fn collect_changes(streams: &Streams, deltas: &[Delta]) -> BTreeMap<String, Name
                     change.objects.insert((o.kind, o.name.clone()), None);
                     change.deletes.insert(
                         (o.kind, o.name.clone()),
-                        json!({"kind": o.kind.name(), "namespace": o.namespace, "name": o.name, "uid": o.uid}),
+                        Deleted {
+                            kind: o.kind.name().to_string(),
+                            name: o.name.clone(),
+                            namespace: o.namespace.clone(),
+                            uid: o.uid.clone(),
+                        },
                     );
                 }
             }

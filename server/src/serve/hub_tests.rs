@@ -3,6 +3,7 @@
 use super::*;
 use crate::serve::projection::project;
 use crate::serve::store::EventBody;
+use serde_json::json;
 
 fn event(kind: ObjectKind, body: EventBody) -> WatchEvent {
     WatchEvent {
