@@ -1570,7 +1570,7 @@ mod tests {
         }
 
         // Random Lists of labels and annotations of every kind.
-        let mut rng = Rng(0x5eed_0f57_13ea_4501);
+        let mut rng = Rng::new(0x5eed_0f57_13ea_4501);
         for _ in 0..200 {
             let text = random_list(&mut rng);
             assert!(check(&text, small, 5), "{text}");
@@ -1716,22 +1716,7 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator, so the random inputs below are the
-    /// same on every run (and in wasm, which has no proptest).
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-
-        fn pick<'s>(&mut self, from: &[&'s str]) -> &'s str {
-            from[self.below(from.len())]
-        }
-    }
+    use test_support::Rng;
 
     /// A random JSON value for a labels or annotations map: mostly strings,
     /// and now and then an object or a list, the wrong types that JSON and
@@ -1760,13 +1745,13 @@ mod tests {
             .collect();
         let map = |rng: &mut Rng| {
             let entries: Vec<String> = (0..rng.below(6))
-                .map(|_| format!("\"{}\": {}", rng.pick(&free_keys), free_value(rng)))
+                .map(|_| format!("\"{}\": {}", *rng.pick(&free_keys), free_value(rng)))
                 .collect();
             format!("{{{}}}", entries.join(", "))
         };
         let items: Vec<String> = (0..1 + rng.below(4))
             .map(|i| {
-                let kind = rng.pick(&["Pod", "TrainJob", "JobSet"]);
+                let kind = *rng.pick(&["Pod", "TrainJob", "JobSet"]);
                 format!(
                     "{{\"kind\": \"{kind}\", \"metadata\": {{\"name\": \"o{i}\", \"uid\": \"u{i}\", \"labels\": {}, \"annotations\": {}}}, \"spec\": {{\"labels\": {}}}}}",
                     map(rng),
@@ -1839,7 +1824,7 @@ mod tests {
     #[test]
     fn json_without_the_unread_labels_reads_as_yaml_with_all_of_them() {
         use crate::snapshot::{Options, Snapshot};
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let (mut read, mut failed) = (0, 0);
         for _ in 0..400 {
             let text = random_list(&mut rng);

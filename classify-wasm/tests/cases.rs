@@ -7,35 +7,9 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-mod harness;
+use test_support::{harness, read_case_folder as read_folder, shared_dir as shared};
 
-use std::path::{Path, PathBuf};
-
-fn shared() -> PathBuf {
-    std::env::var_os("DISPATCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
-
-fn read_folder(dir: &Path) -> Vec<(String, String)> {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let mut files: Vec<(String, String)> = entries
-        .map(|e| e.expect("a directory entry").path())
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("json" | "yaml" | "yml")
-            )
-        })
-        .map(|p| {
-            let text =
-                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            (p.file_name().unwrap().to_string_lossy().into_owned(), text)
-        })
-        .collect();
-    files.sort();
-    files
-}
+use std::path::Path;
 
 fn native(
     input: &str,

@@ -9,15 +9,13 @@
 
 #![cfg(not(target_arch = "wasm32"))]
 
-mod linking_world;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use classify_wasm::{Linker, Observation, Options, Role};
-use linking_world::{captured_key, item_key, Step, World};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
+use test_support::linking_world::{captured_key, item_key, Step, World};
 
 const SEED: [u8; 32] = *b"dispatch-dash linking seed, 2026";
 

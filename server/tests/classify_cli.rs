@@ -9,11 +9,7 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_dispatch-dash"))
 }
 
-fn shared() -> PathBuf {
-    std::env::var_os("DISPATCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
+use test_support::shared_dir as shared;
 
 fn classify_file(path: &Path, args: &[&str]) -> Output {
     bin()
@@ -207,8 +203,7 @@ fn explain_json_is_the_engines_explanations_and_explain_is_their_text() {
 /// The repo's case of issue 10's job, restarted twice (three attempts,
 /// each with its own cause).
 fn restarted_job_case() -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../classify-wasm/cases/attempts-oom-node-lost-exit.json");
+    let path = test_support::engine_cases_dir().join("attempts-oom-node-lost-exit.json");
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 

@@ -34,12 +34,10 @@ async fn listed_namespaces(addr: std::net::SocketAddr) -> Vec<String> {
         .collect()
 }
 
-/// A name no one created: a fixed-seed xorshift, so a failure reproduces.
-fn random_namespace(state: &mut u64) -> String {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    format!("ns-{:016x}", *state)
+/// A name no one created, from the tests' seeded generator, so a failure
+/// reproduces.
+fn random_namespace(rng: &mut test_support::Rng) -> String {
+    format!("ns-{:016x}", rng.next_u64())
 }
 
 /// The server in front of `running`, watching every namespace.
@@ -66,9 +64,9 @@ async fn unknown_namespaces_get_404_and_allocate_nothing_and_real_ones_come_and_
     ready(addr).await;
     assert!(listed_namespaces(addr).await.contains(&NS.to_string()));
 
-    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    let mut rng = test_support::Rng::new(0x9e37_79b9_7f4a_7c15);
     for i in 0..3_000 {
-        let ns = random_namespace(&mut seed);
+        let ns = random_namespace(&mut rng);
         let path = &routes(&ns)[i % 5];
         let (status, body) = get_text(addr, path, &[]).await;
         assert_eq!(

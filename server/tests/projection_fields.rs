@@ -8,35 +8,22 @@
 //! - nothing the engine reads is dropped: a namespace rebuilt from the
 //!   projections classifies exactly as the case's own snapshot does.
 
-use std::path::{Path, PathBuf};
-
 use classify_wasm::fields::{is_read_key, ANNOTATIONS_READ, LABELS_READ};
 use classify_wasm::{Mode, Options, SnapshotWriter};
 use dispatch_dash::serve::projection::{project, ObjectKind};
 use serde_json::Value;
-
-fn shared() -> PathBuf {
-    std::env::var_os("DISPATCH_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-}
+use test_support::{engine_cases_dir, read_case_folder, shared_dir};
 
 /// Every case file's snapshot, with its file name: the public cases and this
 /// repo's own (those given as text are left to the engine's own harness).
 fn case_snapshots() -> Vec<(String, Value)> {
     let mut out = Vec::new();
-    for dir in [
-        shared().join("cases"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../classify-wasm/cases"),
-    ] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .map(|e| e.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        files.sort();
-        for path in files {
-            let text = std::fs::read_to_string(&path).expect("a case file");
+    for dir in [shared_dir().join("cases"), engine_cases_dir()] {
+        for (name, text) in read_case_folder(&dir) {
+            if !name.ends_with(".json") {
+                continue;
+            }
+            let path = dir.join(&name);
             let case: Value =
                 serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             if let Some(snapshot) = case.get("snapshot").filter(|s| s.is_object()) {

@@ -10,8 +10,6 @@
 
 #![forbid(unsafe_code)]
 
-#[cfg(test)]
-mod golden;
 pub mod history;
 pub mod namespace_access;
 pub mod notices;

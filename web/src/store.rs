@@ -818,15 +818,11 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "../../classify-wasm/tests/linking_world/mod.rs"]
-mod linking_world;
-
-#[cfg(test)]
 mod tests {
-    use super::linking_world::{captured_key, item_key, Step, World};
     use super::*;
-    use crate::golden::{all_cases, case};
     use classify_wasm::State;
+    use test_support::linking_world::{captured_key, item_key, Step, World};
+    use test_support::{shared_case as case, shared_cases as all_cases};
 
     type ObservedKey = (String, String, String);
 
@@ -954,7 +950,7 @@ mod tests {
                 .collect()
         };
         let mut seen = 0;
-        for case in crate::golden::all_cases() {
+        for case in test_support::shared_cases() {
             let text = case["snapshot"].to_string();
             let rows = classify_wasm::classified_rows_json(&text, Default::default()).unwrap();
             let early = Store::of_rows(&rows).unwrap();

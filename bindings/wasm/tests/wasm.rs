@@ -7,8 +7,7 @@
 
 // The engine's own harness, so the native and the wasm runs cannot check
 // cases apart.
-#[path = "../../../classify-wasm/tests/harness/mod.rs"]
-mod harness;
+use test_support::harness;
 
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;

@@ -694,35 +694,27 @@ mod equivalence {
                 .copied()
                 .collect()
         });
-        struct Rng(u64);
-        impl Rng {
-            fn next(&mut self, n: usize) -> usize {
-                self.0 ^= self.0 << 13;
-                self.0 ^= self.0 >> 7;
-                self.0 ^= self.0 << 17;
-                (self.0 % n as u64) as usize
-            }
-        }
+        use test_support::Rng;
         fn value(rng: &mut Rng, depth: usize, out: &mut String) {
             let choice = if depth == 0 {
-                rng.next(7)
+                rng.below(7)
             } else {
-                rng.next(10)
+                rng.below(10)
             };
             match choice {
                 0 => out.push_str("null"),
-                1 => out.push_str(["true", "false"][rng.next(2)]),
+                1 => out.push_str(["true", "false"][rng.below(2)]),
                 2 => out.push_str(
-                    ["0", "137", "-1", "2.5", "18446744073709551616", "1e3"][rng.next(6)],
+                    ["0", "137", "-1", "2.5", "18446744073709551616", "1e3"][rng.below(6)],
                 ),
                 3..=6 => {
-                    let text = KEYS[rng.next(KEYS.len())];
-                    let text = [text, "", "\u{1}é\"\\"][rng.next(3)];
+                    let text = KEYS[rng.below(KEYS.len())];
+                    let text = [text, "", "\u{1}é\"\\"][rng.below(3)];
                     out.push_str(&serde_json::to_string(text).expect("a string"));
                 }
                 7 => {
                     out.push('[');
-                    for i in 0..rng.next(4) {
+                    for i in 0..rng.below(4) {
                         if i > 0 {
                             out.push(',');
                         }
@@ -732,11 +724,11 @@ mod equivalence {
                 }
                 _ => {
                     out.push('{');
-                    for i in 0..rng.next(7) {
+                    for i in 0..rng.below(7) {
                         if i > 0 {
                             out.push(',');
                         }
-                        let key = KEYS[rng.next(KEYS.len())];
+                        let key = KEYS[rng.below(KEYS.len())];
                         out.push_str(&serde_json::to_string(key).expect("a key"));
                         out.push(':');
                         value(rng, depth - 1, out);
@@ -747,7 +739,7 @@ mod equivalence {
         }
         // Every realistic object with one value anywhere in it (a field read,
         // its parent, an array entry) replaced by a random one.
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
         let mut mutated = 0;
         for (kind, object) in realistic_objects() {
             let mut pointers = Vec::new();
@@ -756,7 +748,7 @@ mod equivalence {
                 let mut changed = object.clone();
                 let mut replacement = String::new();
                 value(&mut rng, 3, &mut replacement);
-                let pointer = &pointers[rng.next(pointers.len())];
+                let pointer = &pointers[rng.below(pointers.len())];
                 if let Some(slot) = changed.pointer_mut(pointer) {
                     *slot = serde_json::from_str(&replacement).expect("valid JSON");
                 }
@@ -770,7 +762,7 @@ mod equivalence {
             .into_iter()
             .chain([ObjectKind::Namespace])
             .collect();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut stored = 0;
         for case in 0..20_000 {
             let mut text = String::new();

@@ -563,8 +563,7 @@ fn touching_a_pod_marks_its_job_dirty() {
     assert!(store.take_dirty().is_empty());
 }
 
-#[path = "../../../classify-wasm/tests/linking_world/mod.rs"]
-mod linking_world;
+use test_support::linking_world;
 
 type ObservedKey = (String, String, String);
 

@@ -255,7 +255,7 @@ mod tests {
 
     #[test]
     fn yaml_dumps_classify_and_keep_their_objects() {
-        let dir = format!("{}/../../shared/dumps", env!("CARGO_MANIFEST_DIR"));
+        let dir = test_support::shared_dir().join("dumps");
         let mut seen = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let p = entry.unwrap().path();

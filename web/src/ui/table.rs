@@ -590,7 +590,7 @@ mod tests {
         use crate::store::{Header, Store};
         let mut seen = 0;
         let (mut held, mut titled, mut foreign) = (0, 0, 0);
-        for case in crate::golden::all_cases() {
+        for case in test_support::shared_cases() {
             let store = Store::load(&case["snapshot"].to_string(), Header::default()).unwrap();
             for r in store.rows() {
                 let o = &r.observation;

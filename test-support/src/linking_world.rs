@@ -2,40 +2,11 @@
 //! namespaces, names, labels and UIDs, so links collide), changed step by
 //! step by upserts and deletes of items and captured pods. Shared by the
 //! linking property tests of the engine (`tests/linking.rs`), the server's
-//! store and the web store, which include this file by path.
-
-#![allow(dead_code)]
+//! store and the web store.
 
 use serde_json::{json, Value};
 
-/// SplitMix64: a tiny seeded generator, so every run draws the same worlds.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    pub fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, from: &'a [T]) -> &'a T {
-        &from[self.below(from.len())]
-    }
-}
+use crate::Rng;
 
 /// One change to the world.
 #[derive(Debug, Clone)]

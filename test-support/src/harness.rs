@@ -17,8 +17,6 @@
 //! The check is rust-analyzer's `check(input, expect)`: classify, serialize,
 //! compare with the expectation, and print a readable diff when they differ.
 
-#![allow(dead_code)]
-
 use classify_wasm::{Explanation, Observation, Options};
 use serde_json::Value;
 
