@@ -398,10 +398,11 @@ pub fn table(observations: &[Observation], width: Option<usize>) -> String {
     let mut line = |cells: &[&str]| {
         let mut text = String::new();
         for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                let _ = write!(text, "{cell:<w$}   ", w = widths[i]);
+            match widths.get(i) {
+                Some(&w) if i + 1 < cells.len() => {
+                    let _ = write!(text, "{cell:<w$}   ");
+                }
+                _ => text.push_str(cell),
             }
         }
         let text = text.trim_end();

@@ -441,6 +441,9 @@ impl Store {
     fn index_mut(&mut self) -> &mut Index {
         self.index();
         self.unindexed = None;
+        // `index()` has just initialised the cell; OnceLock has no stable
+        // `get_mut_or_init` to say so in the types.
+        #[allow(clippy::expect_used)]
         self.index
             .get_mut()
             .expect("Store::index has just built the index")
@@ -726,7 +729,7 @@ impl Store {
         }
         // Apply.
         // In the order the stream's contract gives: deletes, then upserts.
-        for k in &keys[upsert_fields.len()..] {
+        for k in keys.iter().skip(upsert_fields.len()) {
             index.remove(k);
         }
         for (u, fields) in change.upserts.iter().zip(upsert_fields) {
@@ -804,11 +807,15 @@ impl Store {
     pub fn snapshot_json(&self) -> String {
         let index = self.index();
         let mut writer = SnapshotWriter::new(index.header.options());
-        for key in index.order.values() {
-            writer.item(&index.items[key].json);
+        for item in index.order.values().filter_map(|key| index.items.get(key)) {
+            writer.item(&item.json);
         }
-        for key in index.captured_order.values() {
-            writer.captured_entry(&index.captured[key].json);
+        for entry in index
+            .captured_order
+            .values()
+            .filter_map(|key| index.captured.get(key))
+        {
+            writer.captured_entry(&entry.json);
         }
         let text = writer.finish();
         serde_json::from_str::<Value>(&text)

@@ -119,21 +119,24 @@ fn longest_increasing(values: &[Option<usize>]) -> KeyedSet<usize> {
     let mut previous: Vec<Option<usize>> = vec![None; values.len()];
     for (position, value) in values.iter().enumerate() {
         let Some(value) = *value else { continue };
-        let at = tails.partition_point(|&t| values[t].is_some_and(|v| v < value));
-        if at > 0 {
-            previous[position] = Some(tails[at - 1]);
+        let at =
+            tails.partition_point(|&t| values.get(t).copied().flatten().is_some_and(|v| v < value));
+        if let (Some(slot), Some(&before)) = (
+            previous.get_mut(position),
+            at.checked_sub(1).and_then(|a| tails.get(a)),
+        ) {
+            *slot = Some(before);
         }
-        if at == tails.len() {
-            tails.push(position);
-        } else {
-            tails[at] = position;
+        match tails.get_mut(at) {
+            Some(tail) => *tail = position,
+            None => tails.push(position),
         }
     }
     let mut run = KeyedSet::default();
     let mut cursor = tails.last().copied();
     while let Some(position) = cursor {
         run.insert(position);
-        cursor = previous[position];
+        cursor = previous.get(position).copied().flatten();
     }
     run
 }

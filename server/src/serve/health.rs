@@ -95,8 +95,10 @@ impl WatchHealth {
             "state": self.state.as_str(),
             "since": since,
         });
-        if let WatchState::UnknownVersions(versions) = &self.state {
-            entry["servedVersions"] = json!(versions);
+        if let (WatchState::UnknownVersions(versions), Some(fields)) =
+            (&self.state, entry.as_object_mut())
+        {
+            fields.insert("servedVersions".into(), json!(versions));
         }
         entry
     }

@@ -860,7 +860,10 @@ async fn inspect(
         let explanation = explanations.into_iter().find(|e| {
             e.observation.object.kind == kind.name() && e.observation.object.name == name
         });
-        body["explanation"] = serde_json::to_value(explanation).map_err(|_| AppError::Internal)?;
+        let explanation = serde_json::to_value(explanation).map_err(|_| AppError::Internal)?;
+        if let Some(fields) = body.as_object_mut() {
+            fields.insert("explanation".into(), explanation);
+        }
     }
     Ok(Json(body))
 }

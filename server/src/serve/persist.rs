@@ -522,7 +522,12 @@ fn prepared<'s, 'c>(
     tx: &'c Transaction<'_>,
     which: Write,
 ) -> rusqlite::Result<&'s mut Statement<'c>> {
-    let slot = &mut statements[which as usize];
+    // `Write::COUNT` is the number of variants, so every `which` has a slot;
+    // a missing one would be a bug of this module, reported as SQLite's
+    // misuse error rather than a panic.
+    let slot = statements
+        .get_mut(which as usize)
+        .ok_or(rusqlite::Error::InvalidQuery)?;
     let statement = match slot.take() {
         Some(statement) => statement,
         None => tx.prepare(which.sql())?,

@@ -61,8 +61,7 @@ fn timeline_view(e: &Explanation) -> impl IntoView {
             <text x=timeline::LABEL_WIDTH - 6.0 y=y + 4.0 text-anchor="end" class="pod-label">{p}</text>
         }
     }).collect_view();
-    let marks = l.marks.iter().map(|m| {
-        let f = &findings[m.index];
+    let marks = l.marks.iter().filter_map(|m| Some((m, findings.get(m.index)?))).map(|(m, f)| {
         let class = format!(
             "mark cause-{}{}{}",
             f.kind.as_str(),

@@ -17,6 +17,9 @@ use crate::query::{Page, ViewState};
 use crate::session::AuthState;
 
 fn window() -> web_sys::Window {
+    // The page runs in a browser tab, which always has a window; without
+    // one there is nothing to draw into or to report to.
+    #[allow(clippy::expect_used)]
     web_sys::window().expect("a browser window")
 }
 
