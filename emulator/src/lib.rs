@@ -30,8 +30,21 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// No unwrap, expect, panic or unchecked indexing outside the tests, as in
+// the server: a bad object, request or selector is an error, not a crash.
+// The few sites that cannot fail carry an `allow` that says why.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
 
 mod error;
+mod field;
 mod kind;
 mod review;
 pub mod rng;

@@ -25,6 +25,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{json, Value};
 
+use crate::field;
 use crate::status::{json_response, status};
 use crate::store::Emulator;
 
@@ -368,10 +369,18 @@ pub(crate) fn answer(
     emu.count_review(review.resource());
     // The answer is the request, with a status and no identity of its own:
     // nothing is stored, so there is no name, uid or resourceVersion.
-    object["apiVersion"] = json!(format!("{}/v1", review.group()));
-    object["kind"] = json!(review.kind());
-    object["metadata"] = json!({"creationTimestamp": null});
-    object["status"] = review_status;
+    field::set(
+        &mut object,
+        &["apiVersion"],
+        json!(format!("{}/v1", review.group())),
+    );
+    field::set(&mut object, &["kind"], json!(review.kind()));
+    field::set(
+        &mut object,
+        &["metadata"],
+        json!({"creationTimestamp": null}),
+    );
+    field::set(&mut object, &["status"], review_status);
     json_response(StatusCode::CREATED, &object)
 }
 
@@ -416,7 +425,7 @@ fn token_status(emu: &Emulator, spec: &Value) -> Result<Value, String> {
                 let granted: Vec<&str> = (asked.iter().copied())
                     .filter(|a| user.audiences.iter().any(|u| u == a))
                     .collect();
-                status["audiences"] = json!(granted);
+                field::set(&mut status, &["audiences"], json!(granted));
             }
             status
         }

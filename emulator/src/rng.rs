@@ -58,7 +58,11 @@ impl SplitMix64 {
     pub fn suffix(&mut self, n: usize) -> String {
         const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
         (0..n)
-            .map(|_| ALPHABET[self.below(ALPHABET.len() as u64) as usize] as char)
+            .filter_map(|_| {
+                // `below` is under the length: `get` always finds one.
+                let i = self.below(ALPHABET.len() as u64) as usize;
+                ALPHABET.get(i).map(|&b| char::from(b))
+            })
             .collect()
     }
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
+use crate::field;
 use crate::kind::Kind;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::{json_response, status};
@@ -164,8 +165,8 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         Route::Group(g) => match served_groups(&emu).into_iter().find(|(name, _)| *name == g) {
             Some((g, v)) => {
                 let mut doc = group_doc(&g, &v);
-                doc["kind"] = json!("APIGroup");
-                doc["apiVersion"] = json!("v1");
+                field::set(&mut doc, &["kind"], json!("APIGroup"));
+                field::set(&mut doc, &["apiVersion"], json!("v1"));
                 ok(&doc)
             }
             None => not_found_path(&path),
@@ -272,16 +273,15 @@ fn served_groups(emu: &Emulator) -> Vec<(String, Vec<&'static str>)> {
         if k.group().is_empty() || versions.is_empty() {
             continue;
         }
-        let at = match groups.iter().position(|(g, _)| g == k.group()) {
-            Some(at) => at,
-            None => {
-                groups.push((k.group().to_string(), Vec::new()));
-                groups.len() - 1
-            }
+        if !groups.iter().any(|(g, _)| g == k.group()) {
+            groups.push((k.group().to_string(), Vec::new()));
+        }
+        let Some((_, served)) = groups.iter_mut().find(|(g, _)| g == k.group()) else {
+            continue;
         };
         for v in versions {
-            if !groups[at].1.contains(v) {
-                groups[at].1.push(v);
+            if !served.contains(v) {
+                served.push(v);
             }
         }
     }
@@ -560,8 +560,8 @@ fn list_doc(
 ) -> Value {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some((token, remaining)) = more {
-        meta["continue"] = json!(token);
-        meta["remainingItemCount"] = json!(remaining);
+        field::set(&mut meta, &["continue"], json!(token));
+        field::set(&mut meta, &["remainingItemCount"], json!(remaining));
     }
     json!({
         "kind": kind.list_kind(),

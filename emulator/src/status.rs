@@ -15,7 +15,7 @@ pub(crate) fn status(
 ) -> Response {
     let mut body = status_object(code.as_u16(), reason, message);
     if let Some(d) = details {
-        body["details"] = d;
+        crate::field::set(&mut body, &["details"], d);
     }
     json_response(code, &body)
 }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::field;
 use crate::kind::Kind;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::status_object;
@@ -111,7 +112,7 @@ impl Watcher {
     fn bookmark(&self, annotations: Option<Value>) -> Bytes {
         let mut meta = json!({"resourceVersion": self.last_rv.to_string()});
         if let Some(a) = annotations {
-            meta["annotations"] = a;
+            field::set(&mut meta, &["annotations"], a);
         }
         line(
             "BOOKMARK",

@@ -10,17 +10,16 @@
 //! wall clock).
 
 pub mod objects;
+mod steps;
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-
 use crate::rng::SplitMix64;
 use crate::time::now_rfc3339;
 use crate::{Emulator, Kind};
-use objects::{condition, remove_condition, set_condition, JobRef, PodRef};
+use objects::{JobRef, PodRef};
 
 /// How the driver populates and animates the cluster.
 #[derive(Debug, Clone)]
@@ -343,8 +342,12 @@ impl Scenario {
         self.next_job += 1;
         let model = self.ctx.rng.pick(&MODELS).copied().unwrap_or("llm");
         let submission = format!("s{}", 1 + self.ctx.rng.below(3));
-        let ns = self.ctx.config.namespaces[self.next_namespace % self.ctx.config.namespaces.len()]
-            .clone();
+        let namespaces = &self.ctx.config.namespaces;
+        // `new` leaves at least one namespace.
+        let ns = (self.next_namespace.checked_rem(namespaces.len()))
+            .and_then(|i| namespaces.get(i))
+            .cloned()
+            .unwrap_or_else(|| "default".into());
         self.next_namespace += 1;
         self.jobs.push(Job {
             job: JobRef::new(&ns, &format!("{model}-{n}"), &submission),
@@ -388,514 +391,30 @@ impl Ctx {
         self.config.kueue.then_some("gpu")
     }
 
+    /// Does what the controllers do at `step` (see the `steps` module).
     fn perform(&mut self, emu: &Emulator, job: &mut Job, step: Step) {
         let now = now_rfc3339();
-        let ns = job.job.namespace.clone();
-        let name = job.job.name();
-        let kueue = self.config.kueue;
+        let now = now.as_str();
         match step {
             Step::Wait => {}
-            Step::Submit { gated, held } => {
-                let mut tj = objects::trainjob(
-                    &job.job,
-                    self.config.pods_per_job,
-                    self.queue(),
-                    kueue || held,
-                );
-                if gated {
-                    tj["metadata"]["annotations"] =
-                        json!({ objects::GATED_BY: objects::OPEN_GATE });
-                }
-                if held && !kueue {
-                    tj["metadata"]["annotations"] = json!({ objects::HOLD_INSTANCE: "1" });
-                }
-                let Ok(tj) = emu.create(tj) else { return };
-                job.uid = str_at(&tj, "/metadata/uid");
-                let _ = emu.create(objects::runtime_copy(&job.job, &job.uid));
-                if kueue {
-                    let wl_name = format!("trainjob-{name}-{}", self.rng.suffix(5));
-                    let mut wl = objects::workload(
-                        &job.job,
-                        &wl_name,
-                        &job.uid,
-                        "gpu",
-                        self.config.pods_per_job,
-                    );
-                    if gated {
-                        wl["metadata"]["annotations"] =
-                            json!({ objects::GATED_BY: objects::OPEN_GATE });
-                        set_condition(
-                            &mut wl,
-                            condition(
-                                "QuotaReserved",
-                                "False",
-                                "AdmissionGated",
-                                &format!("Admission is gated by: {}", objects::OPEN_GATE),
-                                &now,
-                            ),
-                        );
-                    } else if held {
-                        wl["metadata"]["annotations"] = json!({ objects::HOLD_INSTANCE: "1" });
-                        wl["spec"]["active"] = json!(false);
-                        set_condition(
-                            &mut wl,
-                            condition(
-                                "Evicted",
-                                "True",
-                                "Deactivated",
-                                "The workload is deactivated",
-                                &now,
-                            ),
-                        );
-                    } else {
-                        set_condition(&mut wl, quota_pending(&now));
-                    }
-                    if emu.create(wl).is_ok() {
-                        job.workload = Some(wl_name);
-                    }
-                }
-            }
-            Step::OpenGate => {
-                let _ = emu.merge_patch(
-                    Kind::TrainJob,
-                    &ns,
-                    &name,
-                    json!({"metadata": {"annotations": { objects::GATED_BY: null }}}),
-                );
-                self.with_workload(emu, job, |wl| {
-                    if let Some(a) = wl["metadata"]["annotations"].as_object_mut() {
-                        a.remove(objects::GATED_BY);
-                    }
-                    set_condition(wl, quota_pending(&now));
-                });
-            }
-            Step::ReleaseHold => {
-                if kueue {
-                    self.with_workload(emu, job, |wl| {
-                        if let Some(a) = wl["metadata"]["annotations"].as_object_mut() {
-                            a.remove(objects::HOLD_INSTANCE);
-                        }
-                        wl["spec"]["active"] = json!(true);
-                        remove_condition(wl, "Evicted");
-                        set_condition(wl, quota_pending(&now));
-                    });
-                } else {
-                    let _ = emu.merge_patch(Kind::TrainJob, &ns, &name,
-                        json!({"metadata": {"annotations": { objects::HOLD_INSTANCE: null }}, "spec": {"suspend": false}}));
-                }
-            }
-            Step::Admit => {
-                self.with_workload(emu, job, |wl| {
-                    wl["spec"]["active"] = json!(true);
-                    remove_condition(wl, "Evicted");
-                    remove_condition(wl, "Preempted");
-                    set_condition(wl, condition("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue gpu", &now));
-                    set_condition(wl, condition("Admitted", "True", "Admitted", "The workload is admitted", &now));
-                    wl["status"]["admission"] = json!({"clusterQueue": "gpu",
-                        "podSetAssignments": [{"name": "node", "count": wl["spec"]["podSets"][0]["count"].clone()}]});
-                });
-                let _ = emu.merge_patch(
-                    Kind::TrainJob,
-                    &ns,
-                    &name,
-                    json!({"spec": {"suspend": false}}),
-                );
-                job.admission += 1;
-                self.ensure_jobset(emu, job);
-                self.new_execution(emu, job, &now);
-            }
-            Step::Schedule => {
-                let ready: Vec<String> = self
-                    .nodes
-                    .iter()
-                    .filter(|n| Some(*n) != job.lost_node.as_ref())
-                    .cloned()
-                    .collect();
-                for (p, node) in job.pods.iter_mut() {
-                    let chosen = self
-                        .rng
-                        .pick(&ready)
-                        .cloned()
-                        .unwrap_or_else(|| "gpu-node-1".into());
-                    if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                        let _ = emu.update(objects::pod_running(pod, &chosen, &now));
-                    }
-                    *node = Some(chosen);
-                }
-            }
-            Step::Succeed => {
-                for (p, _) in &job.pods {
-                    if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                        let _ = emu.update(objects::pod_terminated(pod, "Completed", 0, "", &now));
-                    }
-                }
-                self.jobset_condition(
-                    emu,
-                    job,
-                    condition(
-                        "Completed",
-                        "True",
-                        "AllJobsCompleted",
-                        "jobset completed successfully",
-                        &now,
-                    ),
-                );
-                self.trainjob_condition(
-                    emu,
-                    job,
-                    condition(
-                        "Complete",
-                        "True",
-                        "JobSetCompleted",
-                        "TrainJob is completed",
-                        &now,
-                    ),
-                );
-                self.with_workload(emu, job, |wl| {
-                    set_condition(
-                        wl,
-                        condition(
-                            "Finished",
-                            "True",
-                            "Succeeded",
-                            "Job finished successfully",
-                            &now,
-                        ),
-                    );
-                });
-            }
-            Step::ContainerFails { oom } => {
-                let rank = if job.pods.len() > 1 { 1 } else { 0 };
-                if let Some((p, _)) = job.pods.get(rank) {
-                    if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                        let failed = if oom {
-                            objects::pod_terminated(pod, "OOMKilled", 137, "", &now)
-                        } else {
-                            objects::pod_terminated(pod, "Error", 1, "RuntimeError: CUDA error: an illegal memory access was encountered", &now)
-                        };
-                        let _ = emu.update(failed);
-                    }
-                }
-            }
-            Step::FailTrainJob => {
-                // The other ranks are killed (SIGTERM, 143), then all pods go.
-                let rank = if job.pods.len() > 1 { 1 } else { 0 };
-                for (i, (p, _)) in job.pods.iter().enumerate() {
-                    if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                        let pod = if i == rank {
-                            pod
-                        } else {
-                            objects::pod_terminated(pod, "Error", 143, "", &now)
-                        };
-                        let _ = emu.update(objects::pod_terminating(pod, &now));
-                        job.terminating.push(p.name(&job.job));
-                    }
-                }
-                job.pods.clear();
-                self.jobset_condition(
-                    emu,
-                    job,
-                    condition(
-                        "Failed",
-                        "True",
-                        "FailedJobs",
-                        "jobset failed due to one or more job failures",
-                        &now,
-                    ),
-                );
-                self.trainjob_condition(
-                    emu,
-                    job,
-                    condition(
-                        "Failed",
-                        "True",
-                        "FailedJobs",
-                        "jobset failed due to one or more job failures",
-                        &now,
-                    ),
-                );
-                self.with_workload(emu, job, |wl| {
-                    set_condition(
-                        wl,
-                        condition(
-                            "Finished",
-                            "True",
-                            "Failed",
-                            "jobset failed due to one or more job failures",
-                            &now,
-                        ),
-                    );
-                });
-            }
-            Step::NodeLost => {
-                let node = job
-                    .pods
-                    .first()
-                    .and_then(|(_, n)| n.clone())
-                    .unwrap_or_else(|| "gpu-node-1".into());
-                let _ = emu.apply(objects::node(&node, "Unknown", &now));
-                job.lost_node = Some(node);
-            }
-            Step::TaintEviction => {
-                let lost = job.lost_node.clone();
-                for (p, node) in &job.pods {
-                    if node.is_some() && *node == lost {
-                        if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                            let pod = objects::pod_disrupted(
-                                pod,
-                                "DeletionByTaintManager",
-                                "Taint manager: deleting due to NoExecute taint",
-                                &now,
-                            );
-                            let _ = emu.update(objects::pod_terminating(pod, &now));
-                            job.terminating.push(p.name(&job.job));
-                        }
-                    }
-                }
-            }
-            Step::NodeRecovers => {
-                if let Some(node) = job.lost_node.take() {
-                    let _ = emu.apply(objects::node(&node, "True", &now));
-                }
-            }
-            Step::SchedulerPreempts => {
-                if let Some((p, _)) = job.pods.first() {
-                    if let Some(pod) = emu.get(Kind::Pod, &ns, &p.name(&job.job)) {
-                        let pod = objects::pod_disrupted(
-                            pod,
-                            "PreemptionByScheduler",
-                            "Preempted by a pod of higher priority on node",
-                            &now,
-                        );
-                        let pod = objects::pod_terminated(pod, "Error", 143, "", &now);
-                        let _ = emu.update(objects::pod_terminating(pod, &now));
-                        job.terminating.push(p.name(&job.job));
-                    }
-                }
-            }
-            Step::JobSetRestart => {
-                // The remaining pods of the old attempt are deleted; a new
-                // attempt's pods are created.
-                self.terminate_all(emu, job, &now);
-                job.attempt += 1;
-                job.restarts += 1;
-                if let Some(mut js) = emu.get(Kind::JobSet, &ns, &name) {
-                    js["status"]["restarts"] = json!(job.restarts);
-                    let _ = emu.update(js);
-                }
-                self.new_execution(emu, job, &now);
-            }
-            Step::KueueEvicts => {
-                self.with_workload(emu, job, |wl| {
-                    let msg = "Preempted to accommodate a workload (UID: 1f2e) due to prioritization in the ClusterQueue";
-                    set_condition(wl, condition("Evicted", "True", "Preempted", msg, &now));
-                    set_condition(wl, condition("Preempted", "True", "InClusterQueue", msg, &now));
-                    set_condition(wl, condition("QuotaReserved", "False", "Pending", "couldn't assign flavors to pod set node: insufficient quota", &now));
-                    set_condition(wl, condition("Admitted", "False", "NoReservation", "The workload has no reservation", &now));
-                    set_condition(wl, condition("Requeued", "True", "Preempted", msg, &now));
-                    if let Some(s) = wl["status"].as_object_mut() {
-                        s.remove("admission");
-                    }
-                });
-                let _ = emu.merge_patch(
-                    Kind::TrainJob,
-                    &ns,
-                    &name,
-                    json!({"spec": {"suspend": true}}),
-                );
-                self.terminate_all(emu, job, &now);
-            }
-            Step::UserSuspends => {
-                if kueue {
-                    self.with_workload(emu, job, |wl| {
-                        wl["spec"]["active"] = json!(false);
-                        set_condition(
-                            wl,
-                            condition(
-                                "Evicted",
-                                "True",
-                                "Deactivated",
-                                "The workload is deactivated",
-                                &now,
-                            ),
-                        );
-                        set_condition(
-                            wl,
-                            condition(
-                                "Admitted",
-                                "False",
-                                "NoReservation",
-                                "The workload has no reservation",
-                                &now,
-                            ),
-                        );
-                        set_condition(
-                            wl,
-                            condition(
-                                "QuotaReserved",
-                                "False",
-                                "Pending",
-                                "The workload is deactivated",
-                                &now,
-                            ),
-                        );
-                    });
-                    let _ = emu.merge_patch(
-                        Kind::TrainJob,
-                        &ns,
-                        &name,
-                        json!({"spec": {"suspend": true}}),
-                    );
-                } else {
-                    let _ = emu.merge_patch(
-                        Kind::TrainJob,
-                        &ns,
-                        &name,
-                        json!({"spec": {"suspend": true}}),
-                    );
-                    self.trainjob_condition(
-                        emu,
-                        job,
-                        condition(
-                            "Suspended",
-                            "True",
-                            "Suspended",
-                            "TrainJob is suspended",
-                            &now,
-                        ),
-                    );
-                }
-                self.terminate_all(emu, job, &now);
-            }
-            Step::UserResumes => {
-                if let Some(mut tj) = emu.get(Kind::TrainJob, &ns, &name) {
-                    tj["spec"]["suspend"] = json!(false);
-                    remove_condition(&mut tj, "Suspended");
-                    let _ = emu.update(tj);
-                }
-                self.with_workload(emu, job, |wl| {
-                    wl["spec"]["active"] = json!(true);
-                    remove_condition(wl, "Evicted");
-                    set_condition(
-                        wl,
-                        condition(
-                            "QuotaReserved",
-                            "True",
-                            "QuotaReserved",
-                            "Quota reserved in ClusterQueue gpu",
-                            &now,
-                        ),
-                    );
-                    set_condition(
-                        wl,
-                        condition(
-                            "Admitted",
-                            "True",
-                            "Admitted",
-                            "The workload is admitted",
-                            &now,
-                        ),
-                    );
-                });
-                job.admission += 1;
-                self.new_execution(emu, job, &now);
-            }
-            Step::DeleteTrainJob => {
-                // Background deletion: the TrainJob goes now; Kueue's
-                // Workload goes with it; the garbage collector gets to the
-                // JobSet, runtime copy and pods later.
-                let _ = emu.delete(Kind::TrainJob, &ns, &name);
-                if let Some(wl) = job.workload.take() {
-                    let _ = emu.delete(Kind::Workload, &ns, &wl);
-                }
-            }
-            Step::CleanUpOrphans => {
-                self.terminate_all(emu, job, &now);
-                let _ = emu.delete(Kind::JobSet, &ns, &name);
-                let _ = emu.delete(Kind::TrainingRuntime, &ns, &name);
-            }
+            Step::Submit { gated, held } => self.submit(emu, job, gated, held, now),
+            Step::OpenGate => self.open_gate(emu, job, now),
+            Step::ReleaseHold => self.release_hold(emu, job, now),
+            Step::Admit => self.admit(emu, job, now),
+            Step::Schedule => self.schedule(emu, job, now),
+            Step::Succeed => self.succeed(emu, job, now),
+            Step::ContainerFails { oom } => self.container_fails(emu, job, oom, now),
+            Step::FailTrainJob => self.fail_trainjob(emu, job, now),
+            Step::NodeLost => self.node_lost(emu, job, now),
+            Step::TaintEviction => self.taint_eviction(emu, job, now),
+            Step::NodeRecovers => self.node_recovers(emu, job, now),
+            Step::SchedulerPreempts => self.scheduler_preempts(emu, job, now),
+            Step::JobSetRestart => self.jobset_restart(emu, job, now),
+            Step::KueueEvicts => self.kueue_evicts(emu, job, now),
+            Step::UserSuspends => self.user_suspends(emu, job, now),
+            Step::UserResumes => self.user_resumes(emu, job, now),
+            Step::DeleteTrainJob => self.delete_trainjob(emu, job),
+            Step::CleanUpOrphans => self.clean_up_orphans(emu, job, now),
         }
     }
-
-    /// Marks every live pod of the job terminating (deleted next step).
-    fn terminate_all(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
-        for (p, _) in std::mem::take(&mut job.pods) {
-            let pod_name = p.name(&job.job);
-            if job.terminating.contains(&pod_name) {
-                continue;
-            }
-            if let Some(pod) = emu.get(Kind::Pod, &job.job.namespace, &pod_name) {
-                let pod = if pod["status"]["phase"] == "Running" {
-                    objects::pod_terminated(pod, "Error", 143, "", now)
-                } else {
-                    pod
-                };
-                let _ = emu.update(objects::pod_terminating(pod, now));
-                job.terminating.push(pod_name);
-            }
-        }
-    }
-
-    fn new_execution(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
-        job.pods.clear();
-        for rank in 0..self.config.pods_per_job {
-            let p = PodRef {
-                rank,
-                admission: job.admission.max(1),
-                restart_attempt: job.attempt,
-                suffix: self.rng.suffix(5),
-            };
-            if emu.create(objects::pod(&job.job, &p, now)).is_ok() {
-                job.pods.push((p, None));
-            }
-        }
-    }
-
-    fn ensure_jobset(&self, emu: &Emulator, job: &Job) {
-        if emu
-            .get(Kind::JobSet, &job.job.namespace, &job.job.name())
-            .is_none()
-        {
-            let _ = emu.create(objects::jobset(
-                &job.job,
-                &job.uid,
-                self.config.pods_per_job,
-                job.restarts,
-            ));
-        }
-    }
-
-    fn with_workload(&self, emu: &Emulator, job: &Job, f: impl FnOnce(&mut Value)) {
-        let Some(wl_name) = &job.workload else { return };
-        if let Some(mut wl) = emu.get(Kind::Workload, &job.job.namespace, wl_name) {
-            f(&mut wl);
-            let _ = emu.update(wl);
-        }
-    }
-
-    fn trainjob_condition(&self, emu: &Emulator, job: &Job, cond: Value) {
-        if let Some(mut tj) = emu.get(Kind::TrainJob, &job.job.namespace, &job.job.name()) {
-            set_condition(&mut tj, cond);
-            let _ = emu.update(tj);
-        }
-    }
-
-    fn jobset_condition(&self, emu: &Emulator, job: &Job, cond: Value) {
-        if let Some(mut js) = emu.get(Kind::JobSet, &job.job.namespace, &job.job.name()) {
-            set_condition(&mut js, cond);
-            let _ = emu.update(js);
-        }
-    }
-}
-
-fn quota_pending(now: &str) -> Value {
-    condition("QuotaReserved", "False", "Pending",
-        "couldn't assign flavors to pod set node: insufficient quota for nvidia.com/gpu in flavor a100, 16 more needed", now)
-}
-
-fn str_at(v: &Value, ptr: &str) -> String {
-    v.pointer(ptr)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
 }

@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use crate::field;
+
 /// The label and annotation keys, from the engine that reads them: one
 /// source of truth for what the scenario writes and what is classified.
 pub use classify_wasm::keys::{
@@ -66,7 +68,7 @@ pub fn owner_trainjob(name: &str, uid: &str) -> Value {
 pub fn trainjob(job: &JobRef, num_nodes: usize, queue: Option<&str>, suspend: bool) -> Value {
     let mut labels = json!({ JOB_ID: job.job_id, SUBMISSION: job.submission });
     if let Some(q) = queue {
-        labels[QUEUE_NAME] = json!(q);
+        field::set(&mut labels, &[QUEUE_NAME], json!(q));
     }
     json!({
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -203,8 +205,8 @@ pub fn pod(job: &JobRef, p: &PodRef, created: &str) -> Value {
 
 /// The pod bound to `node` with its node container running.
 pub fn pod_running(mut pod: Value, node: &str, time: &str) -> Value {
-    pod["spec"]["nodeName"] = json!(node);
-    pod["status"] = json!({
+    field::set(&mut pod, &["spec", "nodeName"], json!(node));
+    let status = json!({
         "phase": "Running",
         "conditions": [
             condition("PodScheduled", "True", "", "", time),
@@ -212,6 +214,7 @@ pub fn pod_running(mut pod: Value, node: &str, time: &str) -> Value {
         ],
         "containerStatuses": [container_status(true, json!({"running": {"startedAt": time}}))],
     });
+    field::set(&mut pod, &["status"], status);
     pod
 }
 
@@ -244,16 +247,22 @@ pub fn pod_terminated(
     let mut terminated = json!({"exitCode": exit_code, "reason": reason,
         "startedAt": started, "finishedAt": time});
     if !message.is_empty() {
-        terminated["message"] = json!(message);
+        field::set(&mut terminated, &["message"], json!(message));
     }
-    pod["status"]["phase"] = json!(if exit_code == 0 {
+    let phase = if exit_code == 0 {
         "Succeeded"
     } else {
         "Failed"
-    });
-    pod["status"]["containerStatuses"] =
-        json!([container_status(false, json!({"terminated": terminated}))]);
-    if let Some(conds) = pod["status"]["conditions"].as_array_mut() {
+    };
+    field::set(&mut pod, &["status", "phase"], json!(phase));
+    field::set(
+        &mut pod,
+        &["status", "containerStatuses"],
+        json!([container_status(false, json!({"terminated": terminated}))]),
+    );
+    if let Some(conds) =
+        field::at_mut(&mut pod, &["status", "conditions"]).and_then(Value::as_array_mut)
+    {
         conds.retain(|c| c["type"] != "Ready");
         conds.push(condition("Ready", "False", "PodCompleted", "", time));
     }
@@ -262,10 +271,12 @@ pub fn pod_terminated(
 
 /// Adds a `DisruptionTarget=True` condition (why the pod is being removed).
 pub fn pod_disrupted(mut pod: Value, reason: &str, message: &str, time: &str) -> Value {
-    if !pod["status"]["conditions"].is_array() {
-        pod["status"]["conditions"] = json!([]);
+    if !field::at(&pod, &["status", "conditions"]).is_array() {
+        field::set(&mut pod, &["status", "conditions"], json!([]));
     }
-    if let Some(conds) = pod["status"]["conditions"].as_array_mut() {
+    if let Some(conds) =
+        field::at_mut(&mut pod, &["status", "conditions"]).and_then(Value::as_array_mut)
+    {
         conds.retain(|c| c["type"] != "DisruptionTarget");
         conds.push(condition("DisruptionTarget", "True", reason, message, time));
     }
@@ -274,8 +285,12 @@ pub fn pod_disrupted(mut pod: Value, reason: &str, message: &str, time: &str) ->
 
 /// Marks the pod terminating (graceful deletion in progress).
 pub fn pod_terminating(mut pod: Value, time: &str) -> Value {
-    pod["metadata"]["deletionTimestamp"] = json!(time);
-    pod["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+    field::set(&mut pod, &["metadata", "deletionTimestamp"], json!(time));
+    field::set(
+        &mut pod,
+        &["metadata", "deletionGracePeriodSeconds"],
+        json!(30),
+    );
     pod
 }
 
@@ -304,14 +319,18 @@ pub fn node(name: &str, ready: &str, time: &str) -> Value {
 
 /// Sets (replacing any entry of that type) a condition in `obj.status.conditions`.
 pub fn set_condition(obj: &mut Value, cond: Value) {
-    if !obj["status"].is_object() {
-        obj["status"] = json!({});
+    if !field::at(obj, &["status"]).is_object() {
+        field::set(obj, &["status"], json!({}));
     }
-    if !obj["status"]["conditions"].is_array() {
-        obj["status"]["conditions"] = json!([]);
+    if !field::at(obj, &["status", "conditions"]).is_array() {
+        field::set(obj, &["status", "conditions"], json!([]));
     }
-    if let Some(conds) = obj["status"]["conditions"].as_array_mut() {
-        match conds.iter_mut().find(|c| c["type"] == cond["type"]) {
+    if let Some(conds) = field::at_mut(obj, &["status", "conditions"]).and_then(Value::as_array_mut)
+    {
+        match conds
+            .iter_mut()
+            .find(|c| c["type"] == *field::at(&cond, &["type"]))
+        {
             Some(c) => *c = cond,
             None => conds.push(cond),
         }
@@ -320,7 +339,8 @@ pub fn set_condition(obj: &mut Value, cond: Value) {
 
 /// Removes a condition type from `obj.status.conditions`.
 pub fn remove_condition(obj: &mut Value, type_: &str) {
-    if let Some(conds) = obj["status"]["conditions"].as_array_mut() {
+    if let Some(conds) = field::at_mut(obj, &["status", "conditions"]).and_then(Value::as_array_mut)
+    {
         conds.retain(|c| c["type"] != type_);
     }
 }
