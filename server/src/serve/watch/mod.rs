@@ -1,9 +1,11 @@
-//! The watch loops: one per kind and scope, each a small state machine that
-//! lists, watches from the list's resourceVersion, re-watches when a watch
-//! ends, and re-lists after `410 Gone`, turning what it sees into
-//! [`WatchEvent`]s for the store. This is kube-runtime's watcher, written
-//! out so that the end of every watch stream is visible: section 12 closes a
-//! job's Watch when a watch it depends on expires or disconnects.
+//! The watch loops: one per kind and scope, each a state machine
+//! ([`machine`]) that lists, watches from the list's resourceVersion,
+//! re-watches when a watch ends, and re-lists after `410 Gone`, turning what
+//! it sees into [`WatchEvent`]s for the store. This is kube-runtime's
+//! watcher, written out so that the end of every watch stream is visible:
+//! section 12 closes a job's Watch when a watch it depends on expires or
+//! disconnects. The machine's step is pure; [`run`] makes the requests it
+//! asks for and carries out its effects.
 //!
 //! A custom kind is watched at the version discovery chose
 //! ([`super::discovery`]); when its list or watch answers `404` (the CRD
@@ -25,7 +27,8 @@
 //! Read-only: only `list` and `watch` requests are made (and discovery's
 //! `get`s).
 
-use std::fmt::Display;
+pub mod machine;
+
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -42,8 +45,10 @@ use tokio::sync::mpsc;
 
 use super::discovery::{self, Availability};
 use super::health::{HealthBoard, WatchState};
-use super::projection::{ApiObject, ObjectKind, Projected, StoredObject};
+use super::projection::{ApiObject, ObjectKind, Projected};
 use super::store::{EventBody, WatchEvent};
+pub use machine::Backoff;
+use machine::{Effect, Input, Machine, Request};
 
 /// Objects per list page.
 const PAGE_SIZE: u32 = 500;
@@ -58,66 +63,6 @@ pub const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Where a watch loop sends its events.
 pub type EventSender = mpsc::Sender<WatchEvent>;
-
-/// Delays between failed attempts: exponential with jitter. The n-th delay
-/// of a streak is drawn uniformly from `[c/2, c]` where `c = base * 2^(n+1)`
-/// capped at `cap` ("equal jitter"). The jitter keeps watches that failed
-/// together from retrying in step; the floor that doubles bounds how many
-/// attempts a streak makes in any stretch of time, which full or
-/// decorrelated jitter (whose draws can fall back to the base) does not.
-/// The randomness is a xorshift seeded per watch; nothing here needs to be
-/// reproducible.
-#[derive(Debug, Clone)]
-pub struct Backoff {
-    base: Duration,
-    cap: Duration,
-    /// Failures since the last reset.
-    attempt: u32,
-    rng: u64,
-}
-
-impl Backoff {
-    /// A backoff from `base` to `cap`; `seed` picks the jitter sequence.
-    pub fn new(base: Duration, cap: Duration, seed: u64) -> Self {
-        Backoff {
-            base,
-            cap: cap.max(base),
-            attempt: 0,
-            // xorshift has one fixed point: zero.
-            rng: seed | 1,
-        }
-    }
-
-    /// The next delay, in `[base, cap]`.
-    pub fn next_delay(&mut self) -> Duration {
-        let ceiling = self
-            .base
-            .saturating_mul(2u32.saturating_pow(self.attempt.saturating_add(1)))
-            .min(self.cap);
-        self.attempt = self.attempt.saturating_add(1);
-        let floor = (ceiling / 2).max(self.base.min(ceiling));
-        let span = u64::try_from((ceiling - floor).as_nanos()).unwrap_or(u64::MAX);
-        let offset = match span.checked_add(1) {
-            Some(modulus) => self.random() % modulus,
-            None => self.random(),
-        };
-        floor + Duration::from_nanos(offset)
-    }
-
-    /// Starts again from the base delay (after a success).
-    pub fn reset(&mut self) {
-        self.attempt = 0;
-    }
-
-    fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        x
-    }
-}
 
 /// A seed that differs per watch and per process start.
 fn seed_for(kind: ObjectKind, scope: &Option<String>) -> u64 {
@@ -169,13 +114,13 @@ impl FailureLog {
     }
 }
 
-/// One watch loop's fixed settings and its failure bookkeeping.
+/// One watch loop's effects: where its events go, its health and its
+/// rate-limited warnings. The decisions are the [`Machine`]'s.
 struct Watcher {
     kind: ObjectKind,
     scope: Option<String>,
     tx: EventSender,
     health: Arc<HealthBoard>,
-    backoff: Backoff,
     log: FailureLog,
     /// The `apiVersion` read, written into projections.
     api_version: String,
@@ -193,9 +138,8 @@ impl Watcher {
         self.tx.send(event).await.is_ok()
     }
 
-    /// Records a failure (health, a rate-limited warning) and waits the
-    /// backoff's next delay.
-    async fn failed(&mut self, state: WatchState, what: &str, error: &(dyn Display + Sync)) {
+    /// Records a failure: health, and a rate-limited warning.
+    fn failed(&mut self, state: WatchState, what: &str, error: &str) {
         self.health.set_state(self.kind, &self.scope, state.clone());
         if let Some(failures) = self.log.failed(Instant::now()) {
             tracing::warn!(
@@ -207,7 +151,6 @@ impl Watcher {
                 "{what}; retrying with backoff"
             );
         }
-        tokio::time::sleep(self.backoff.next_delay()).await;
     }
 
     /// Records that the watch's data is current.
@@ -232,6 +175,42 @@ impl Watcher {
 
     fn project(&self, object: Watched) -> Projected {
         object.object.project(self.kind, &self.api_version)
+    }
+
+    /// Carries out a plan's effects; `false` when the receiver is gone.
+    async fn carry_out(
+        &mut self,
+        effects: Vec<Effect>,
+        api: &mut Option<Api<Watched>>,
+        client: &Client,
+    ) -> bool {
+        for effect in effects {
+            match effect {
+                Effect::Serve(resource) => {
+                    self.reading(&resource.api_version);
+                    // Nodes and Namespaces are cluster-scoped: never a scope.
+                    *api = Some(match &self.scope {
+                        Some(ns) if self.kind.namespaced() => {
+                            Api::namespaced_with(client.clone(), ns, &resource)
+                        }
+                        _ => Api::all_with(client.clone(), &resource),
+                    });
+                }
+                Effect::Unreadable => {
+                    *api = None;
+                    self.health.set_api_version(self.kind, &self.scope, None);
+                }
+                Effect::Send(body) => {
+                    if !self.send(body).await {
+                        return false;
+                    }
+                }
+                Effect::Healthy => self.healthy(),
+                Effect::Failed { state, what, error } => self.failed(state, &what, &error),
+                Effect::Wait(delay) => tokio::time::sleep(delay).await,
+            }
+        }
+        true
     }
 }
 
@@ -289,7 +268,8 @@ impl kube::Resource for Watched {
 /// Runs the watch loop of `kind` in `scope` (a namespace, or `None` for all
 /// namespaces and for Nodes) until the receiver is gone. `availability` is
 /// what discovery found at start (`None`: discovery failed; the loop runs
-/// it first).
+/// it first). The [`Machine`] decides; this makes its requests and carries
+/// out its effects.
 pub async fn run(
     client: Client,
     kind: ObjectKind,
@@ -298,8 +278,8 @@ pub async fn run(
     tx: EventSender,
     health: Arc<HealthBoard>,
 ) {
+    let backoff = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed_for(kind, &scope));
     let mut watcher = Watcher {
-        backoff: Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed_for(kind, &scope)),
         kind,
         scope,
         tx,
@@ -307,113 +287,60 @@ pub async fn run(
         log: FailureLog::default(),
         api_version: kind.api_version().to_string(),
     };
-    let mut availability = match availability {
-        Some(found) => found,
-        None => match rediscover(&client, &mut watcher).await {
-            Some(found) => found,
-            None => return,
-        },
-    };
+    let (mut machine, mut plan) = Machine::start(kind, backoff, availability);
+    let mut api: Option<Api<Watched>> = None;
+    let mut stream: Option<Events> = None;
     loop {
-        let ended = match &availability {
-            Availability::Served(resource) => {
-                watcher.reading(&resource.api_version);
-                // Nodes and Namespaces are cluster-scoped: never a scope.
-                let api: Api<Watched> = match &watcher.scope {
-                    Some(ns) if kind.namespaced() => {
-                        Api::namespaced_with(client.clone(), ns, resource)
-                    }
-                    _ => Api::all_with(client.clone(), resource),
-                };
-                watch_loop(api, &mut watcher).await
-            }
-            Availability::NotServed | Availability::UnknownVersions(_) => {
-                watcher.health.set_api_version(kind, &watcher.scope, None);
-                // A kind that is not served has no objects: an empty list
-                // replaces whatever was held.
-                if !watcher.send(EventBody::ListStarted).await
-                    || !watcher.send(EventBody::ListDone).await
-                {
+        if !watcher.carry_out(plan.effects, &mut api, &client).await {
+            return;
+        }
+        let input = match plan.request {
+            Request::Discover => {
+                stream = None;
+                if watcher.tx.is_closed() {
                     return;
                 }
-                let (state, what) = match &availability {
-                    Availability::UnknownVersions(versions) => (
-                        WatchState::UnknownVersions(versions.clone()),
-                        format!(
-                            "{} is served only in versions this server does not understand ({}); it understands {}",
-                            kind.name(),
-                            versions.join(", "),
-                            discovery::understood_versions(kind).join(", "),
-                        ),
-                    ),
-                    _ => (
-                        WatchState::NotServed,
-                        format!("{} ({}) is not served; is its CRD installed?", kind.name(), kind.group()),
-                    ),
-                };
-                watcher
-                    .failed(state, &what, &"absent from API discovery")
-                    .await;
-                LoopEnd::NotFound
+                discover(&client, kind).await
             }
-        };
-        match ended {
-            LoopEnd::ReceiverGone => return,
-            LoopEnd::NotFound => {}
-        }
-        availability = match rediscover(&client, &mut watcher).await {
-            Some(found) => found,
-            None => return,
-        };
-    }
-}
-
-/// Runs discovery for the watcher's kind until it answers; `None` when the
-/// receiver is gone.
-async fn rediscover(client: &Client, watcher: &mut Watcher) -> Option<Availability> {
-    loop {
-        if watcher.tx.is_closed() {
-            return None;
-        }
-        match discovery::discover_kind(client, watcher.kind).await {
-            Ok(found) => {
-                if let Some(api_version) = found.api_version() {
-                    tracing::info!(kind = watcher.kind.name(), api_version, "discovered");
+            Request::List(continue_token) => {
+                stream = None;
+                match &api {
+                    Some(api) => list_page(api, &watcher, continue_token).await,
+                    None => Input::DiscoveryFailed("no resource to list".to_string()),
                 }
-                return Some(found);
             }
-            Err(e) => {
-                watcher
-                    .failed(WatchState::Failing, "API discovery failed", &e)
-                    .await
+            Request::Watch(resource_version) => {
+                stream = None;
+                match &api {
+                    Some(api) => match open_watch(api, &resource_version).await {
+                        Ok(opened) => {
+                            stream = Some(opened);
+                            Input::WatchOpened
+                        }
+                        Err(refused) => refused,
+                    },
+                    None => Input::DiscoveryFailed("no resource to watch".to_string()),
+                }
             }
-        }
+            Request::NextEvent => match stream.as_mut() {
+                Some(open) => open.next(&watcher).await,
+                None => Input::Broken("no open watch".to_string()),
+            },
+        };
+        plan = machine.step(input);
     }
 }
 
-/// Why a watch loop returned.
-enum LoopEnd {
-    /// The receiver is gone: the server is stopping.
-    ReceiverGone,
-    /// The resource answered `404`: discover again.
-    NotFound,
-}
-
-/// Why a watch stopped.
-#[derive(Debug, PartialEq)]
-enum Ended {
-    /// Re-watch from the last resourceVersion.
-    Rewatch,
-    /// The watch ended cleanly but at once, having delivered nothing (a
-    /// proxy or server that closes every watch): wait a backoff first, so
-    /// the loop does not spin against it.
-    RewatchAfterBackoff,
-    /// The resourceVersion is too old (`410 Gone`): list again.
-    Relist,
-    /// The watch failed: wait, then re-watch.
-    Failed(WatchState, String),
-    /// The resource is gone (`404`): discover again.
-    NotFound,
+async fn discover(client: &Client, kind: ObjectKind) -> Input {
+    match discovery::discover_kind(client, kind).await {
+        Ok(found) => {
+            if let Some(api_version) = found.api_version() {
+                tracing::info!(kind = kind.name(), api_version, "discovered");
+            }
+            Input::Discovered(found)
+        }
+        Err(e) => Input::DiscoveryFailed(e.to_string()),
+    }
 }
 
 fn status_code(e: &kube::Error) -> Option<u16> {
@@ -423,175 +350,72 @@ fn status_code(e: &kube::Error) -> Option<u16> {
     }
 }
 
-async fn watch_loop(api: Api<Watched>, w: &mut Watcher) -> LoopEnd {
-    'list: loop {
-        if !w.send(EventBody::ListStarted).await {
-            return LoopEnd::ReceiverGone;
-        }
-        let mut params = ListParams::default().limit(PAGE_SIZE);
-        let resource_version = loop {
-            match api.list(&params).await {
-                Ok(list) => {
-                    let page: Vec<StoredObject> = list
-                        .items
-                        .into_iter()
-                        .filter_map(|o| match w.project(o) {
-                            Projected::Stored(stored) => Some(stored),
-                            Projected::NotStored(_) => None,
-                        })
-                        .collect();
-                    if !w.send(EventBody::ListPage(page)).await {
-                        return LoopEnd::ReceiverGone;
-                    }
-                    match list.metadata.continue_.filter(|c| !c.is_empty()) {
-                        Some(token) => params = params.continue_token(&token),
-                        None => break list.metadata.resource_version.unwrap_or_default(),
-                    }
-                }
-                Err(e) if status_code(&e) == Some(403) => {
-                    if !w.send(EventBody::Forbidden).await {
-                        return LoopEnd::ReceiverGone;
-                    }
-                    w.failed(WatchState::Forbidden, "list is forbidden", &e)
-                        .await;
-                    continue 'list;
-                }
-                Err(e) if status_code(&e) == Some(404) => {
-                    w.failed(WatchState::NotServed, "list answered 404 Not Found", &e)
-                        .await;
-                    return LoopEnd::NotFound;
-                }
-                Err(e) => {
-                    w.failed(WatchState::Failing, "list failed", &e).await;
-                    continue 'list;
-                }
-            }
-        };
-        if !w.send(EventBody::ListDone).await {
-            return LoopEnd::ReceiverGone;
-        }
-        w.healthy();
-        let mut resource_version = resource_version;
-        loop {
-            let Some(ended) = watch_once(&api, w, &mut resource_version).await else {
-                return LoopEnd::ReceiverGone;
-            };
-            if !w.send(EventBody::WatchEnded).await {
-                return LoopEnd::ReceiverGone;
-            }
-            match ended {
-                Ended::Relist => continue 'list,
-                Ended::Rewatch => {}
-                Ended::RewatchAfterBackoff => {
-                    tokio::time::sleep(w.backoff.next_delay()).await;
-                }
-                Ended::Failed(state, error) => {
-                    w.failed(state, "watch failed", &error).await;
-                }
-                Ended::NotFound => {
-                    w.failed(
-                        WatchState::NotServed,
-                        "watch answered 404 Not Found",
-                        &"404 Not Found",
-                    )
-                    .await;
-                    return LoopEnd::NotFound;
-                }
-            }
-        }
+async fn list_page(api: &Api<Watched>, w: &Watcher, continue_token: Option<String>) -> Input {
+    let mut params = ListParams::default().limit(PAGE_SIZE);
+    if let Some(token) = &continue_token {
+        params = params.continue_token(token);
+    }
+    match api.list(&params).await {
+        Ok(list) => Input::ListPage {
+            objects: list.items.into_iter().map(|o| w.project(o)).collect(),
+            continue_token: list.metadata.continue_,
+            resource_version: list.metadata.resource_version,
+        },
+        Err(e) => Input::ListFailed {
+            code: status_code(&e),
+            error: e.to_string(),
+        },
     }
 }
 
-/// One watch request, from `resource_version` until it ends. `None` when
-/// the receiver is gone.
-async fn watch_once(
-    api: &Api<Watched>,
-    w: &mut Watcher,
-    resource_version: &mut String,
-) -> Option<Ended> {
+/// An open watch stream and when it opened.
+struct Events {
+    stream: std::pin::Pin<Box<dyn futures::Stream<Item = kube::Result<KubeEvent<Watched>>> + Send>>,
+    opened: Instant,
+}
+
+async fn open_watch(api: &Api<Watched>, resource_version: &str) -> Result<Events, Input> {
     let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
-    let stream = match api.watch(&params, resource_version).await {
-        Ok(stream) => stream,
-        Err(e) => {
-            return Some(match status_code(&e) {
-                Some(410) => Ended::Relist,
-                Some(404) => Ended::NotFound,
-                Some(403) => Ended::Failed(WatchState::Forbidden, e.to_string()),
-                _ => Ended::Failed(WatchState::Failing, e.to_string()),
-            })
-        }
-    };
-    let opened = Instant::now();
-    let mut stream = std::pin::pin!(stream);
-    let mut working = false;
-    while let Some(item) = stream.next().await {
-        if !working && matches!(item, Ok(ref event) if !matches!(event, KubeEvent::Error(_))) {
-            // The watch delivers (an ERROR event is no delivery): the cycle
-            // works again.
-            working = true;
-            w.backoff.reset();
-            w.healthy();
-        }
-        let body = match item {
-            Ok(KubeEvent::Added(o)) | Ok(KubeEvent::Modified(o)) => {
-                remember_version(&o, resource_version);
-                match w.project(o) {
-                    Projected::Stored(stored) => EventBody::Upserted(stored),
-                    // A pod that lost its job labels is no longer stored.
-                    Projected::NotStored(gone) => EventBody::Deleted(gone),
-                }
-            }
-            Ok(KubeEvent::Deleted(o)) => {
-                remember_version(&o, resource_version);
-                match w.project(o) {
-                    Projected::Stored(stored) | Projected::NotStored(stored) => {
-                        EventBody::Deleted(stored)
-                    }
-                }
-            }
-            Ok(KubeEvent::Bookmark(b)) => {
-                *resource_version = b.metadata.resource_version;
-                continue;
-            }
-            Ok(KubeEvent::Error(status)) => {
-                return Some(match status.code {
-                    410 => Ended::Relist,
-                    404 => Ended::NotFound,
-                    403 => Ended::Failed(WatchState::Forbidden, status.message),
-                    _ => Ended::Failed(WatchState::Failing, status.message),
-                })
-            }
-            Err(e) => return Some(Ended::Failed(WatchState::Failing, e.to_string())),
-        };
-        if !w.send(body).await {
-            return None;
-        }
-    }
-    // A clean end (the timeout, or the server ending watches).
-    let ended = after_clean_end(working, opened.elapsed());
-    if ended == Ended::Rewatch {
-        w.backoff.reset();
-    }
-    Some(ended)
-}
-
-/// A watch shorter than this that delivered nothing ended "at once".
-const SHORTEST_CLEAN_WATCH: Duration = Duration::from_secs(1);
-
-/// What follows a watch that ended cleanly: a re-watch, at once unless it
-/// delivered nothing and lasted under [`SHORTEST_CLEAN_WATCH`].
-fn after_clean_end(delivered: bool, lasted: Duration) -> Ended {
-    if delivered || lasted >= SHORTEST_CLEAN_WATCH {
-        Ended::Rewatch
-    } else {
-        Ended::RewatchAfterBackoff
+    match api.watch(&params, resource_version).await {
+        Ok(stream) => Ok(Events {
+            stream: stream.boxed(),
+            opened: Instant::now(),
+        }),
+        Err(e) => Err(Input::WatchRefused {
+            code: status_code(&e),
+            error: e.to_string(),
+        }),
     }
 }
 
-fn remember_version(object: &Watched, resource_version: &mut String) {
-    if let Some(rv) = object.object.resource_version() {
-        *resource_version = rv.to_string();
+impl Events {
+    async fn next(&mut self, w: &Watcher) -> Input {
+        match self.stream.next().await {
+            None => Input::Ended {
+                lasted: self.opened.elapsed(),
+            },
+            Some(Err(e)) => Input::Broken(e.to_string()),
+            Some(Ok(KubeEvent::Added(o) | KubeEvent::Modified(o))) => Input::Upserted {
+                resource_version: resource_version_of(&o),
+                object: w.project(o),
+            },
+            Some(Ok(KubeEvent::Deleted(o))) => Input::Deleted {
+                resource_version: resource_version_of(&o),
+                object: w.project(o),
+            },
+            Some(Ok(KubeEvent::Bookmark(b))) => Input::Bookmark {
+                resource_version: b.metadata.resource_version,
+            },
+            Some(Ok(KubeEvent::Error(status))) => Input::ErrorEvent {
+                code: status.code,
+                message: status.message,
+            },
+        }
     }
+}
+
+fn resource_version_of(object: &Watched) -> Option<String> {
+    object.object.resource_version().map(str::to_string)
 }
 
 #[cfg(test)]
@@ -628,9 +452,7 @@ mod tests {
             kube::Resource::meta(&watched).resource_version.as_deref(),
             Some("42")
         );
-        let mut resumed = String::new();
-        remember_version(&watched, &mut resumed);
-        assert_eq!(resumed, "42");
+        assert_eq!(resource_version_of(&watched).as_deref(), Some("42"));
         assert_eq!(stored(watched), want);
         let list = format!(
             "{{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{{\"resourceVersion\":\"43\"}},\"items\":[{pod},{pod}]}}"
@@ -642,96 +464,6 @@ mod tests {
             assert_eq!(stored(item), want);
         }
         assert!(!want.json.contains("hunter2") && !want.json.contains("managedFields"));
-    }
-
-    #[test]
-    fn a_watch_that_ends_cleanly_at_once_is_reopened_after_a_backoff() {
-        assert_eq!(
-            after_clean_end(false, Duration::from_millis(3)),
-            Ended::RewatchAfterBackoff
-        );
-        assert_eq!(
-            after_clean_end(true, Duration::from_millis(3)),
-            Ended::Rewatch,
-            "it delivered: a working watch"
-        );
-        assert_eq!(
-            after_clean_end(false, Duration::from_secs(290)),
-            Ended::Rewatch,
-            "a quiet watch that ran to its timeout"
-        );
-    }
-
-    #[test]
-    fn backoff_delays_stay_within_base_and_cap() {
-        for seed in 0..50 {
-            let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed);
-            for _ in 0..200 {
-                let d = b.next_delay();
-                assert!(d >= BACKOFF_BASE && d <= BACKOFF_CAP, "{d:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn backoff_doubles_its_range_up_to_the_cap() {
-        for seed in 0..20 {
-            let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed);
-            for n in 0..20u32 {
-                let ceiling = (BACKOFF_BASE * 2u32.pow(n + 1)).min(BACKOFF_CAP);
-                let d = b.next_delay();
-                assert!(d >= ceiling / 2 && d <= ceiling, "attempt {n}: {d:?}");
-            }
-        }
-        // So a streak makes few attempts: in the first 10 s, at most 5.
-        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 9);
-        let mut elapsed = Duration::ZERO;
-        let mut attempts = 0;
-        while elapsed < Duration::from_secs(10) {
-            elapsed += b.next_delay();
-            attempts += 1;
-        }
-        assert!(attempts <= 6, "{attempts}");
-    }
-
-    #[test]
-    fn backoff_resets_to_the_base_range() {
-        let mut b = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 3);
-        for _ in 0..30 {
-            b.next_delay();
-        }
-        assert!(b.next_delay() >= BACKOFF_CAP / 2);
-        b.reset();
-        let d = b.next_delay();
-        assert!(d >= BACKOFF_BASE && d <= BACKOFF_BASE * 2, "{d:?}");
-    }
-
-    #[test]
-    fn backoff_jitter_spreads_over_the_range() {
-        let mut b = Backoff::new(Duration::from_millis(100), BACKOFF_CAP, 42);
-        let first: Vec<Duration> = (0..400)
-            .map(|_| {
-                b.reset();
-                b.next_delay()
-            })
-            .collect();
-        let low = first
-            .iter()
-            .filter(|d| **d < Duration::from_millis(150))
-            .count();
-        let high = first
-            .iter()
-            .filter(|d| **d > Duration::from_millis(150))
-            .count();
-        assert!(low > 100 && high > 100, "{low} low, {high} high");
-        // Two watches with different seeds do not retry in step.
-        let mut a = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 1);
-        let mut c = Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 2);
-        let same = (0..10).filter(|_| a.next_delay() == c.next_delay()).count();
-        assert!(same < 10);
-        // A degenerate range is the base.
-        let mut flat = Backoff::new(BACKOFF_BASE, BACKOFF_BASE, 5);
-        assert_eq!(flat.next_delay(), BACKOFF_BASE);
     }
 
     #[test]
