@@ -4,8 +4,9 @@
 //!
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
-//! `namespace_access::NamespaceAccess`, `history::HistoryView`,
-//! `repaint::RepaintGate`, `notices::Notices`) with methods, tested natively;
+//! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
+//! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`) with
+//! methods, tested natively;
 //! `ui` holds the Leptos components.
 
 #![forbid(unsafe_code)]
@@ -30,6 +31,7 @@ pub mod repaint;
 pub mod server_info;
 pub mod session;
 pub mod store;
+pub mod stream_client;
 pub mod table_sync;
 pub mod timeline;
 pub mod ui;

@@ -1,9 +1,9 @@
 //! The live dashboard: the namespace's `snapshots` stream feeds the store,
 //! the table shows it, and `/explain` explains one of its objects.
-//! A 401, from the namespaces fetch or from the probe that asks why the
-//! stream failed, hands the page over to the sign-in form; a 403 from the
-//! probe stops the retries and says the user may not see the namespace,
-//! offering those they may (`crate::namespace_access` decides).
+//! What the stream's client does when it opens, fails or is refused is
+//! `crate::stream_client`'s pure step; this file carries its actions out
+//! (an `EventSource`, a probe, a timer, a fetch) and feeds back what
+//! happened.
 
 use std::sync::Arc;
 
@@ -18,46 +18,23 @@ use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
 use crate::history::{inspect_url, HistoryView};
-use crate::namespace_access::{NamespaceAccess, NextStep};
 use crate::query::{Page, ViewState};
 use crate::repaint::{HeldChanges, Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
-
-/// After this long without a connection the data is called stale.
-const STALE_AFTER_MS: f64 = 10_000.0;
-/// Wait before opening a new stream when the browser gave up on one.
-const RETRY_MS: u64 = 2000;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Conn {
-    Connecting,
-    Live,
-    Reconnecting {
-        since: f64,
-    },
-    /// Refused for good (403): no more retries.
-    Stopped,
-}
+use crate::stream_client::{snapshots_url, Action, Input, Status, StreamClient};
 
 /// What the indicator says, given the time.
-pub fn conn_text(c: Conn, now: f64) -> (&'static str, String) {
-    match c {
-        Conn::Connecting => ("connecting", "connecting…".into()),
-        Conn::Live => ("live", "live".into()),
-        Conn::Stopped => ("stopped", "not allowed".into()),
-        Conn::Reconnecting { since } => {
-            let at = js_sys::Date::new(&JsValue::from_f64(since))
+fn status_text(status: Status) -> String {
+    let at = status
+        .since()
+        .and_then(|since| {
+            js_sys::Date::new(&JsValue::from_f64(since))
                 .to_locale_time_string("en-GB")
                 .as_string()
-                .unwrap_or_default();
-            if now - since > STALE_AFTER_MS {
-                ("stale", format!("stale since {at} — reconnecting…"))
-            } else {
-                ("reconnecting", format!("reconnecting… (since {at})"))
-            }
-        }
-    }
+        })
+        .unwrap_or_default();
+    status.text(&at)
 }
 
 struct Connection {
@@ -75,13 +52,11 @@ impl Drop for Connection {
 struct Live {
     store: RwSignal<Store>,
     loaded: RwSignal<bool>,
-    conn: RwSignal<Conn>,
+    client: RwSignal<StreamClient>,
     holder: StoredValue<Option<Connection>, LocalStorage>,
-    generation: StoredValue<u64>,
     repaint: StoredValue<RepaintGate>,
     held: StoredValue<HeldChanges>,
     auth: Auth,
-    access: RwSignal<NamespaceAccess>,
     info: RwSignal<Option<Result<ServerInfo, String>>>,
     desktop: Desktop,
 }
@@ -192,8 +167,9 @@ fn encoded(text: &js_sys::JsString) -> Option<String> {
     None
 }
 
-/// Applies changes' frame texts to the store in order, and repaints.
-fn apply_changes(live: Live, texts: Vec<String>) {
+/// Applies changes' frame texts, from the stream of `generation`, to the
+/// store in order, and repaints.
+fn apply_changes(live: Live, generation: u64, texts: Vec<String>) {
     if texts.is_empty() {
         return;
     }
@@ -211,16 +187,49 @@ fn apply_changes(live: Live, texts: Vec<String>) {
         return;
     }
     schedule_repaint(live);
-    if live.conn.get_untracked() != Conn::Live {
-        live.conn.set(Conn::Live);
+    step(live, Input::Delivered { generation });
+}
+
+/// Feeds `input` to the stream client and carries out what it says. A
+/// disposed page has no client: nothing is done.
+fn step(live: Live, input: Input) {
+    let Some(step) = live.client.try_update_untracked(|c| c.step(input)) else {
+        return;
+    };
+    if step.changed {
+        live.client.notify();
+    }
+    for action in step.actions {
+        perform(live, action);
     }
 }
 
-/// The stream `index.html` opened for `ns` before the app started, with
-/// the events it buffered meanwhile (in order): taken once, and only if it
-/// is for `ns`. One the server already refused is taken too: its buffered
-/// error asks why, as the app's own stream would have.
-fn take_early_stream(ns: &str) -> Option<(web_sys::EventSource, js_sys::Array)> {
+fn perform(live: Live, action: Action) {
+    match action {
+        Action::Open { generation, url } => connect(live, generation, url),
+        Action::Close => {
+            live.holder.try_set_value(None);
+        }
+        Action::Probe { generation, url } => leptos::task::spawn_local(async move {
+            let status = probe_status(&url).await.ok();
+            step(live, Input::Probed { generation, status });
+        }),
+        Action::RetryAfter { generation, ms } => set_timeout(
+            move || step(live, Input::RetryDue { generation }),
+            std::time::Duration::from_millis(ms),
+        ),
+        Action::ListNamespaces { generation } => {
+            leptos::task::spawn_local(offer_namespaces(live, generation))
+        }
+        Action::SignIn => live.auth.unauthorized(),
+    }
+}
+
+/// The stream `index.html` opened before the app started, with the events
+/// it buffered meanwhile (in order): taken once, and only if it is the
+/// stream at `url`. One the server already refused is taken too: its
+/// buffered error asks why, as the app's own stream would have.
+fn take_early_stream(url: &str) -> Option<(web_sys::EventSource, js_sys::Array)> {
     let window = web_sys::window()?;
     let key = JsValue::from_str("__ddEarlyStream");
     let early = js_sys::Reflect::get(&window, &key)
@@ -232,30 +241,36 @@ fn take_early_stream(ns: &str) -> Option<(web_sys::EventSource, js_sys::Array)> 
     let events = field("events").and_then(|e| e.dyn_into::<js_sys::Array>().ok());
     // From here on the app's own listeners get the events.
     let _ = js_sys::Reflect::set(&early, &JsValue::from_str("events"), &JsValue::NULL);
-    let same_ns = field("ns").and_then(|n| n.as_string()).as_deref() == Some(ns);
-    if !same_ns {
+    let same_stream = field("ns")
+        .and_then(|n| n.as_string())
+        .is_some_and(|ns| snapshots_url(&ns) == url);
+    if !same_stream {
         source.close();
         return None;
     }
     Some((source, events.unwrap_or_default()))
 }
 
-fn connect(live: Live, ns: String, generation: u64) {
-    let url = format!("/api/v1/namespaces/{}/snapshots", crate::query::encode(&ns));
-    let (source, early_events) = match take_early_stream(&ns) {
+/// Opens the stream at `url` for `generation`, in place of any open one.
+fn connect(live: Live, generation: u64, url: String) {
+    let (source, early_events) = match take_early_stream(&url) {
         Some((source, events)) => (source, Some(events)),
         None => match web_sys::EventSource::new(&url) {
             Ok(source) => (source, None),
             Err(_) => {
-                live.conn.set(Conn::Reconnecting { since: now_ms() });
-                return;
+                let now = now_ms();
+                return step(live, Input::CouldNotOpen { generation, now });
             }
         },
     };
     // Callbacks and timers can outlive the component (a 401 from the
     // namespaces fetch brings the form while a probe is under way): a
     // disposed component is not current.
-    let current = move || live.generation.try_get_value() == Some(generation);
+    let current = move || {
+        live.client
+            .try_with_untracked(|c| c.is_current(generation))
+            .unwrap_or(false)
+    };
     let on_snapshot = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         if !current() {
             return;
@@ -272,12 +287,12 @@ fn connect(live: Live, ns: String, generation: u64) {
                 live.store.set(store);
                 live.held.update_value(HeldChanges::on_snapshot);
                 live.loaded.set(true);
-                live.conn.set(Conn::Live);
+                step(live, Input::Delivered { generation });
                 mark("views-updated");
                 let release = move || {
                     if current() {
                         let held = live.held.try_update_value(HeldChanges::release);
-                        apply_changes(live, held.unwrap_or_default());
+                        apply_changes(live, generation, held.unwrap_or_default());
                     }
                 };
                 // A hidden tab draws no frames: the changes wait a second at
@@ -322,59 +337,28 @@ fn connect(live: Live, ns: String, generation: u64) {
         }
         if let Some(text) = message_text(&e) {
             let now = live.held.try_update_value(|h| h.on_change(text));
-            apply_changes(live, now.unwrap_or_default());
+            apply_changes(live, generation, now.unwrap_or_default());
         }
     });
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-        if current() {
-            live.conn.set(Conn::Live);
-        }
+        step(live, Input::Opened { generation });
     });
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        if !current() {
-            return;
-        }
-        let since = match live.conn.get_untracked() {
-            Conn::Reconnecting { since } => since,
-            _ => now_ms(),
-        };
-        live.conn.set(Conn::Reconnecting { since });
+        // The browser gives up on an HTTP error (readyState CLOSED); on a
+        // network error it reconnects by itself.
         let closed = e
             .target()
             .and_then(|t| t.dyn_into::<web_sys::EventSource>().ok())
             .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED);
-        if closed {
-            // The browser gave up on an HTTP error, whose status an
-            // EventSource does not tell: a probe of the same URL asks. A
-            // 401 brings the sign-in form and a 403 stops, instead of
-            // retrying forever; anything else opens a new stream later.
-            let ns = ns.clone();
-            let url = url.clone();
-            leptos::task::spawn_local(async move {
-                let status = probe_status(&url).await.ok();
-                if !current() {
-                    return;
-                }
-                let next = live.access.try_update(|a| a.on_stream_failed(&ns, status));
-                match next {
-                    Some(NextStep::SignIn) => live.auth.unauthorized(),
-                    Some(NextStep::Stop) => {
-                        live.holder.set_value(None);
-                        live.conn.set(Conn::Stopped);
-                        offer_namespaces(live, generation).await;
-                    }
-                    Some(NextStep::Retry) => set_timeout(
-                        move || {
-                            if current() {
-                                connect(live, ns, generation);
-                            }
-                        },
-                        std::time::Duration::from_millis(RETRY_MS),
-                    ),
-                    None => {}
-                }
-            });
-        }
+        let now = now_ms();
+        step(
+            live,
+            Input::Failed {
+                generation,
+                closed,
+                now,
+            },
+        );
     });
     let _ = source.add_event_listener_with_callback("rows", on_rows.as_ref().unchecked_ref());
     let _ =
@@ -411,21 +395,29 @@ fn connect(live: Live, ns: String, generation: u64) {
 /// picker.
 async fn offer_namespaces(live: Live, generation: u64) {
     let answer = fetch_text("/api/v1/namespaces").await;
-    if live.generation.try_get_value() != Some(generation) {
+    let current = live.client.try_with_untracked(|c| c.is_current(generation));
+    if current != Some(true) {
         return;
     }
-    match answer {
-        Err(FetchError::Unauthorized) => live.auth.unauthorized(),
+    let visible = match answer {
+        Err(FetchError::Unauthorized) => return step(live, Input::Unauthorized { generation }),
         Ok(text) => {
             let info = ServerInfo::parse(&text);
             let visible = info.as_ref().ok().map(|i| i.namespaces.clone());
-            live.access.update(|a| a.on_namespaces(visible));
             if info.is_ok() {
                 live.info.set(Some(info));
             }
+            visible
         }
-        Err(_) => live.access.update(|a| a.on_namespaces(None)),
-    }
+        Err(_) => None,
+    };
+    step(
+        live,
+        Input::Listed {
+            generation,
+            visible,
+        },
+    );
 }
 
 /// Saves `text` as a file through a temporary link.
@@ -458,13 +450,11 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let live = Live {
         store: RwSignal::new(Store::default()),
         loaded: RwSignal::new(false),
-        conn: RwSignal::new(Conn::Connecting),
+        client: RwSignal::new(StreamClient::default()),
         holder: StoredValue::new_local(None),
-        generation: StoredValue::new(0),
         repaint: StoredValue::new(RepaintGate::default()),
         held: StoredValue::new(HeldChanges::default()),
         auth: expect_context::<Auth>(),
-        access: RwSignal::new(NamespaceAccess::default()),
         info,
         desktop: Desktop::new(nav),
     };
@@ -495,21 +485,14 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let ns = Memo::new(move |_| nav.view.with(|v| v.namespace.clone()));
     // One stream per namespace shown.
     Effect::new(move |_| {
-        let Some(ns) = ns.get() else { return };
-        let generation = live.generation.get_value() + 1;
-        live.generation.set_value(generation);
+        let Some(namespace) = ns.get() else { return };
         live.holder.set_value(None);
         live.loaded.set(false);
         live.store.set(Store::default());
-        live.conn.set(Conn::Connecting);
-        live.access.update(NamespaceAccess::on_namespace_chosen);
-        live.desktop.for_namespace(&ns);
-        connect(live, ns, generation);
+        live.desktop.for_namespace(&namespace);
+        step(live, Input::Chosen { namespace });
     });
-    on_cleanup(move || {
-        live.generation.set_value(u64::MAX);
-        live.holder.set_value(None);
-    });
+    on_cleanup(move || step(live, Input::Disposed));
 
     let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
     // A row's revision changes whenever its content does, so two lists are
@@ -629,8 +612,9 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         }
     };
     let indicator = move || {
-        let (class, text) = conn_text(live.conn.get(), now.get());
-        view! { <span id="connection" class=format!("conn conn-{class}") role="status">{text}</span> }
+        let status = live.client.with(|c| c.status(now.get()));
+        let text = status_text(status);
+        view! { <span id="connection" class=format!("conn conn-{}", status.class()) role="status">{text}</span> }
     };
     let save = move |_| {
         let text = live.store.with_untracked(Store::snapshot_json);
@@ -646,7 +630,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         download(&name, &text);
     };
     let denied = move || {
-        live.access.with(|a| a.denied().cloned()).map(|denied| {
+        live.client.with(|c| c.denied().cloned()).map(|denied| {
             let offers = denied.offers();
             let offer_text = denied.offer_text();
             view! {
@@ -671,7 +655,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         })
     };
     let body = move || {
-        if live.access.with(|a| a.denied().is_some()) {
+        if live.client.with(|c| c.denied().is_some()) {
             return denied().into_any();
         }
         if let Some((key, explanation, objects)) = explained.get() {
