@@ -18,7 +18,7 @@ use std::sync::Arc;
 use classify_wasm::{Explanation, InputError, Mode, Observation, Options, SnapshotWriter};
 
 use super::projection::{ObjectKind, StoredObject};
-use super::store::{CapturedPod, Linked, Store};
+use super::store::{own_job, CapturedPod, Linked, Store};
 
 /// How snapshots are labelled: the mode and whether Nodes can be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,4 +204,74 @@ pub fn explain_snapshots(
         e.observation.job == job && e.observation.object.namespace == snapshots.namespace
     });
     Ok(explanations)
+}
+
+/// What Inspect shows of one object of the store.
+#[derive(Debug, Clone)]
+pub struct Inspected {
+    pub object: Arc<StoredObject>,
+    /// The TrainJobs that read the object, by the engine's linking.
+    pub read_for: Vec<Arc<StoredObject>>,
+    /// The job whose observations the object's is among.
+    pub job: Option<String>,
+    /// That job's sub-snapshots, when an explanation was asked for.
+    pub snapshots: Option<JobSnapshots>,
+}
+
+/// The object `kind/name` of `namespace` as Inspect shows it; `explain`
+/// also builds its job's sub-snapshots (to explain it from once the store
+/// is released). `None`: no such object.
+pub fn inspect(
+    store: &Store,
+    header: SnapshotHeader,
+    kind: ObjectKind,
+    namespace: &str,
+    name: &str,
+    explain: bool,
+) -> Option<Inspected> {
+    let object = store.get(kind, namespace, name)?.clone();
+    // Which TrainJobs read this object is the engine's linking (section
+    // 4), not ours; an object left by a gone TrainJob is an orphan, read
+    // for none even when a TrainJob of its name came back.
+    let read_for = match kind {
+        ObjectKind::Pod | ObjectKind::JobSet | ObjectKind::Workload
+            if !store.belongs_to_gone_trainjob(&object) =>
+        {
+            store.trainjobs_reading(&object)
+        }
+        _ => Vec::new(),
+    };
+    // A Workload's observation is its TrainJob's; other kinds have their
+    // own job.
+    let job = match kind {
+        ObjectKind::Workload => read_for
+            .first()
+            .and_then(|tj| store.get(ObjectKind::TrainJob, namespace, &tj.name))
+            .and_then(|tj| own_job(tj)),
+        _ => own_job(&object),
+    };
+    let snapshots = match (&job, explain) {
+        (Some(job), true) => Some(job_snapshots(store, header, namespace, job)),
+        _ => None,
+    };
+    Some(Inspected {
+        object,
+        read_for,
+        job,
+        snapshots,
+    })
+}
+
+/// The explanation of the object `kind/name` among its job's (Inspect with
+/// `explain`); `None` when the engine observed no such object.
+pub fn explain_object(
+    snapshots: &JobSnapshots,
+    header: SnapshotHeader,
+    job: &str,
+    kind: ObjectKind,
+    name: &str,
+) -> Result<Option<Explanation>, InputError> {
+    Ok(explain_snapshots(snapshots, header, job)?
+        .into_iter()
+        .find(|e| e.observation.object.kind == kind.name() && e.observation.object.name == name))
 }

@@ -1,0 +1,429 @@
+//! The two server-sent event streams (a namespace's `snapshots`, one job's
+//! `watch`), the slots that cap them, and the re-check that ends a stream
+//! whose caller lost access.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use classify_wasm::Observation;
+use tokio::sync::{broadcast, watch};
+
+use super::api::watched;
+use super::session::{client_ip, Caller};
+use super::{AppError, AppState};
+use crate::serve::auth::{AuthMode, Spend};
+use crate::serve::hub::{encode_event, Hub, JobNews, LiveFrames};
+
+/// How often an idle SSE stream sends a comment, so proxies keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The caps on open SSE streams: in all, and per client address (so one
+/// client cannot take every slot).
+#[derive(Debug)]
+pub struct StreamSlots {
+    max_total: usize,
+    max_per_client: usize,
+    open: Mutex<OpenStreams>,
+}
+
+#[derive(Debug, Default)]
+struct OpenStreams {
+    total: usize,
+    /// Only addresses with an open stream have an entry, so the map holds at
+    /// most `max_total` entries.
+    by_client: HashMap<IpAddr, usize>,
+}
+
+/// Why a stream was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamRefusal {
+    /// Every slot is taken.
+    Full,
+    /// This client address holds its share.
+    ClientFull,
+}
+
+impl StreamSlots {
+    /// Caps of `max_total` streams, `max_per_client` of them per address.
+    pub fn new(max_total: usize, max_per_client: usize) -> Self {
+        StreamSlots {
+            max_total,
+            max_per_client,
+            open: Mutex::new(OpenStreams::default()),
+        }
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, OpenStreams> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a slot for `client` (`None`: a caller without an address, such
+    /// as an in-process test, which only the total cap applies to).
+    pub fn acquire(&self, client: Option<IpAddr>) -> Result<(), StreamRefusal> {
+        let mut open = self.open();
+        if open.total >= self.max_total {
+            return Err(StreamRefusal::Full);
+        }
+        if let Some(ip) = client {
+            let held = open.by_client.entry(ip).or_insert(0);
+            if *held >= self.max_per_client {
+                if *held == 0 {
+                    open.by_client.remove(&ip);
+                }
+                return Err(StreamRefusal::ClientFull);
+            }
+            *held += 1;
+        }
+        open.total += 1;
+        Ok(())
+    }
+
+    /// Gives back a slot taken with [`StreamSlots::acquire`].
+    pub fn release(&self, client: Option<IpAddr>) {
+        let mut open = self.open();
+        open.total = open.total.saturating_sub(1);
+        if let Some(ip) = client {
+            if let Some(held) = open.by_client.get_mut(&ip) {
+                *held -= 1;
+                if *held == 0 {
+                    open.by_client.remove(&ip);
+                }
+            }
+        }
+    }
+
+    /// Streams open now.
+    pub fn total(&self) -> usize {
+        self.open().total
+    }
+
+    /// Client addresses holding a stream now.
+    pub fn clients(&self) -> usize {
+        self.open().by_client.len()
+    }
+}
+
+/// Holds an SSE slot for as long as the stream lives.
+struct StreamGuard {
+    state: AppState,
+    client: Option<IpAddr>,
+}
+
+impl StreamGuard {
+    fn acquire(state: &AppState, client: Option<IpAddr>) -> Result<StreamGuard, AppError> {
+        if let Err(refusal) = state.streams.acquire(client) {
+            state
+                .hub
+                .metrics
+                .sse_rejected
+                .fetch_add(1, Ordering::Relaxed);
+            return Err(match refusal {
+                StreamRefusal::Full => AppError::TooManyStreams,
+                StreamRefusal::ClientFull => AppError::TooManyStreamsFromClient,
+            });
+        }
+        state
+            .hub
+            .metrics
+            .sse_clients
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(StreamGuard {
+            state: state.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.state.streams.release(self.client);
+        self.state
+            .hub
+            .metrics
+            .sse_clients
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn sse_response(body: Body) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+const KEEP_ALIVE_COMMENT: &[u8] = b": keep-alive\n\n";
+
+/// Re-checks, every [`crate::serve::auth::AuthConfig::recheck_interval`], that a stream's
+/// caller may still see its namespace, on a task of its own (so a busy
+/// stream cannot starve it); [`revoked`] completes when they may not (or
+/// the check cannot be made: it fails closed). Aborted with the stream.
+///
+/// In every mode with an identity: a stream opened with a session cookie
+/// ends once that session does (signed out, or expired), within one
+/// interval, and each re-check counts as the session's use, so a dashboard
+/// left open is not signed out for idling.
+struct AccessWatch {
+    revoked: tokio::sync::oneshot::Receiver<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl AccessWatch {
+    fn start(state: &AppState, caller: Option<Caller>, namespace: &str) -> Option<AccessWatch> {
+        let caller = caller?;
+        if state.auth.mode() == AuthMode::None {
+            return None;
+        }
+        let auth = state.auth.clone();
+        let sessions = state.sessions.clone();
+        let namespace = namespace.to_string();
+        let (tx, revoked) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let interval = auth.config().recheck_interval;
+            let mut timer =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                timer.tick().await;
+                // Answers older than one interval are asked again, so a
+                // revocation ends the stream within two intervals.
+                let max_age = Some(interval);
+                let session_lives = caller.session.as_ref().is_none_or(|id| {
+                    sessions
+                        .token(id.expose(), std::time::Instant::now())
+                        .is_some_and(|token| token == caller.token)
+                });
+                let token = caller.token.expose();
+                let allowed = session_lives
+                    && match auth.authenticate(token, max_age, None).await {
+                        Ok(identity) => auth
+                            .may_see_namespace(
+                                token,
+                                &identity,
+                                &namespace,
+                                max_age,
+                                Spend::Recheck,
+                            )
+                            .await
+                            .unwrap_or(false),
+                        Err(_) => false,
+                    };
+                if !allowed {
+                    let _ = tx.send(());
+                    return;
+                }
+            }
+        });
+        Some(AccessWatch { revoked, task })
+    }
+}
+
+impl Drop for AccessWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Completes when the stream's caller lost access (never without a watch).
+async fn revoked(access: &mut Option<AccessWatch>) {
+    match access {
+        // A dropped sender (the task ended) counts as revoked: fail closed.
+        Some(watch) => {
+            let _ = (&mut watch.revoked).await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+struct SnapshotStream {
+    /// The start: a `rows` and a `snapshot` event, or a resume's changes.
+    backlog: VecDeque<Bytes>,
+    live: LiveFrames,
+    shutdown: watch::Receiver<bool>,
+    keep_alive: tokio::time::Interval,
+    access: Option<AccessWatch>,
+    _guard: StreamGuard,
+}
+
+pub(super) async fn snapshots(
+    State(state): State<AppState>,
+    Path(ns): Path<String>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    watched(&state, &ns)?;
+    let guard = StreamGuard::acquire(&state, client_ip(peer))?;
+    let last_event_id = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let subscription = state
+        .hub
+        .subscribe_snapshots(&ns, last_event_id)
+        .ok_or(AppError::NamespaceNotWatched)?;
+    let hub = state.hub.clone();
+    let stream = SnapshotStream {
+        backlog: (subscription.rows.into_iter())
+            .chain(subscription.backlog.into_iter().map(|frame| frame.bytes))
+            .collect(),
+        live: subscription.live,
+        shutdown: state.shutdown.clone(),
+        keep_alive: keep_alive_timer(),
+        access: AccessWatch::start(&state, caller.map(|Extension(c)| c), &ns),
+        _guard: guard,
+    };
+    let body = futures::stream::unfold(stream, move |mut s| {
+        let hub = hub.clone();
+        async move {
+            if let Some(bytes) = s.backlog.pop_front() {
+                return Some((Ok::<Bytes, Infallible>(bytes), s));
+            }
+            tokio::select! {
+                received = s.live.recv() => match received {
+                    Ok(frame) => {
+                        hub.metrics.observe_latency(frame.born.elapsed());
+                        Some((Ok(frame.bytes), s))
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        // Too slow: drop it; it resumes with Last-Event-ID.
+                        hub.metrics.sse_lagged.fetch_add(1, Ordering::Relaxed);
+                        None
+                    }
+                    Err(broadcast::error::RecvError::Closed) => None,
+                },
+                _ = s.keep_alive.tick() => Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s)),
+                _ = shutting_down(&mut s.shutdown) => None,
+                _ = revoked(&mut s.access) => None,
+            }
+        }
+    });
+    Ok(sse_response(Body::from_stream(body)))
+}
+
+/// Completes when the server shuts down (never, if it has no shutdown
+/// signal any more).
+async fn shutting_down(shutdown: &mut watch::Receiver<bool>) {
+    if shutdown.wait_for(|down| *down).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn keep_alive_timer() -> tokio::time::Interval {
+    let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    timer
+}
+
+/// An observation's identity, for "differs from the last one sent".
+fn object_key(o: &Observation) -> (String, String, String) {
+    (
+        o.object.kind.clone(),
+        o.object.name.clone(),
+        o.object.uid.clone(),
+    )
+}
+
+struct JobStream {
+    hub: Arc<Hub>,
+    namespace: String,
+    job: String,
+    sent: HashMap<(String, String, String), Observation>,
+    pending: VecDeque<Bytes>,
+    next_id: u64,
+    news: broadcast::Receiver<JobNews>,
+    shutdown: watch::Receiver<bool>,
+    keep_alive: tokio::time::Interval,
+    access: Option<AccessWatch>,
+    _guard: StreamGuard,
+}
+
+impl JobStream {
+    /// Queues every observation that differs from the last one sent.
+    fn refresh(&mut self) {
+        let observations = self.hub.find(&self.namespace, &self.job);
+        for o in observations.iter() {
+            let key = object_key(o);
+            if self.sent.get(&key) == Some(o) {
+                continue;
+            }
+            let data = serde_json::to_string(o).unwrap_or_default();
+            self.pending
+                .push_back(encode_event(Some(self.next_id), "observation", &data));
+            self.next_id += 1;
+            self.sent.insert(key, o.clone());
+        }
+    }
+}
+
+pub(super) async fn watch_job(
+    State(state): State<AppState>,
+    Path((ns, job)): Path<(String, String)>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Response, AppError> {
+    watched(&state, &ns)?;
+    let guard = StreamGuard::acquire(&state, client_ip(peer))?;
+    let access = AccessWatch::start(&state, caller.map(|Extension(c)| c), &ns);
+    // Subscribe before the first Find so no change falls in between.
+    let news = state.hub.subscribe_news();
+    let mut stream = JobStream {
+        hub: state.hub.clone(),
+        namespace: ns,
+        job,
+        sent: HashMap::new(),
+        pending: VecDeque::new(),
+        next_id: 1,
+        news,
+        shutdown: state.shutdown.clone(),
+        keep_alive: keep_alive_timer(),
+        access,
+        _guard: guard,
+    };
+    stream.refresh();
+    let body = futures::stream::unfold(stream, |mut s| async move {
+        loop {
+            if let Some(bytes) = s.pending.pop_front() {
+                return Some((Ok::<Bytes, Infallible>(bytes), s));
+            }
+            tokio::select! {
+                news = s.news.recv() => match news {
+                    Ok(JobNews::Changed(jobs)) => {
+                        if jobs.contains(&(s.namespace.clone(), s.job.clone())) {
+                            s.refresh();
+                        }
+                    }
+                    // Missed news: compare against a fresh Find.
+                    Err(broadcast::error::RecvError::Lagged(_)) => s.refresh(),
+                    Ok(JobNews::WatchInterrupted(scope)) => {
+                        if scope.as_ref().is_none_or(|ns| *ns == s.namespace) {
+                            // Section 12: the stream closes; the caller
+                            // subscribes again.
+                            return None;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                _ = s.keep_alive.tick() => {
+                    return Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s));
+                }
+                _ = shutting_down(&mut s.shutdown) => return None,
+                _ = revoked(&mut s.access) => return None,
+            }
+        }
+    });
+    Ok(sse_response(Body::from_stream(body)))
+}
