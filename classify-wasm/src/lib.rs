@@ -31,6 +31,8 @@ pub mod hash;
 pub mod link;
 mod model;
 mod observation;
+pub mod quantity;
+pub mod queue;
 mod snapshot;
 mod snapshot_writer;
 mod source;

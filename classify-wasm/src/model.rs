@@ -269,6 +269,13 @@ impl<'a> Condition<'a> {
     }
 }
 
+/// Section 4's order among a TrainJob's Workloads: the greater rank is read
+/// (the newest `creationTimestamp`, a missing or invalid one older than any
+/// valid one, then the greatest name); of equal ranks, the first.
+pub fn workload_rank(creation: Option<Time>, name: &str) -> (Option<Time>, &[u8]) {
+    (creation, name.as_bytes())
+}
+
 pub fn words(reason: Option<&str>, message: Option<&str>) -> String {
     match (reason, message) {
         (Some(r), Some(m)) => format!("{r}: {m}"),

@@ -3,7 +3,10 @@
 //! (`explain`, rendered by the engine's `explanations_text`), the same
 //! explanation values as JSON (`explain-json`, what the wasm `explain`
 //! returns), or each observation with its attempts (`attempts-json`, the
-//! values of the dashboard stream's `rows` event).
+//! values of the dashboard stream's `rows` event). When the dump holds
+//! LocalQueues or ClusterQueues, both explanations carry each queued
+//! TrainJob's queue facts (`classify_wasm::queue`): a `queue:` section in
+//! the text, a `queue` field beside the observation in the JSON.
 //!
 //! Bad input exits with status 2 and one line on stderr:
 //! `error: <source>:<line>:<column>: <what is wrong>`.
@@ -19,7 +22,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use classify_wasm::{Mode, Observation, Options};
+use classify_wasm::{queue, Mode, Observation, Options};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Output {
@@ -226,6 +229,13 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
     };
     let text = classify_wasm::as_text(&bytes).map_err(input_error)?;
     let parsed = classify_wasm::Parsed::new_on_two_threads(text).map_err(input_error)?;
+    // Explanations carry the queue facts of a dump that holds LocalQueues
+    // or ClusterQueues (read once more, as JSON values: only such dumps).
+    let queues = if explains(args.output) && queue::may_hold_queues(text) {
+        queue::facts_in_snapshot(text, &queue::Visibility::default()).map_err(input_error)?
+    } else {
+        Vec::new()
+    };
     let rendered = render(
         args.output,
         width,
@@ -233,6 +243,7 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
         |o| parsed.explain(o),
         |o| parsed.classify_with_attempts(o),
         options,
+        &queues,
     );
     std::mem::forget(parsed);
     std::mem::forget(bytes);
@@ -248,6 +259,10 @@ pub fn run(args: &ClassifyArgs, width: Option<usize>) -> Result<String, Error> {
 /// [`run`].
 #[cfg(unix)]
 fn streamed(args: &ClassifyArgs, options: Options, width: Option<usize>) -> Option<String> {
+    // Explanations may carry queue facts, which read the input whole.
+    if explains(args.output) {
+        return None;
+    }
     let path = args.file.as_ref().filter(|p| p.as_os_str() != "-")?;
     let file = std::fs::File::open(path).ok()?;
     let metadata = file.metadata().ok()?;
@@ -264,6 +279,7 @@ fn streamed(args: &ClassifyArgs, options: Options, width: Option<usize>) -> Opti
         |o| streamed.explain(o),
         |o| streamed.classify_with_attempts(o),
         options,
+        &[],
     )
     .ok()?;
     std::mem::forget(streamed);
@@ -295,16 +311,21 @@ fn render<E>(
     explain: impl Fn(Options) -> Result<Vec<classify_wasm::Explanation>, E>,
     classify_with_attempts: impl Fn(Options) -> Result<Vec<classify_wasm::Attempted>, E>,
     options: Options,
+    queues: &[queue::JobQueueFacts],
 ) -> Result<String, E> {
     match output {
         Output::Json => classify(options).map(|observations| pretty_json(&observations)),
         Output::Table => classify(options).map(|observations| table(&observations, width)),
-        Output::Explain => {
-            explain(options).map(|explained| classify_wasm::explanations_text(&explained))
-        }
+        Output::Explain => explain(options)
+            .map(|explained| queue::explanations_with_queues_text(&explained, queues)),
         Output::AttemptsJson => classify_with_attempts(options).map(|rows| pretty_json(&rows)),
-        Output::ExplainJson => explain(options).map(|explained| pretty_json(&explained)),
+        Output::ExplainJson => explain(options)
+            .map(|explained| pretty_json(&queue::explanations_with_queues(&explained, queues))),
     }
+}
+
+fn explains(output: Output) -> bool {
+    matches!(output, Output::Explain | Output::ExplainJson)
 }
 
 /// Indented JSON and a final newline.

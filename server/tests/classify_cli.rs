@@ -489,3 +489,57 @@ fn a_big_dump_read_on_two_threads_is_what_one_thread_reads() {
         assert_bad_input(&out, &format!("error: {}:{error}\n", path.display()));
     }
 }
+
+/// A dump with Kueue's queues: `explain` adds each queued TrainJob's
+/// `queue:` section, and `explain-json` its facts in `queue` beside the
+/// observation, both exactly the engine's.
+#[test]
+fn explanations_carry_the_queue_facts_of_a_dump_with_queues() {
+    let case: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../classify-wasm/queue-cases/blocked-on-two-resources-in-two-flavors.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let input = case["snapshot"].to_string();
+    let visibility = classify_wasm::queue::Visibility::default();
+    let facts = classify_wasm::queue::facts_in_snapshot(&input, &visibility).unwrap();
+    let explained = classify_wasm::explain(&input, Default::default()).unwrap();
+
+    let out = classify_stdin(input.as_bytes(), &["-o", "explain"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text,
+        classify_wasm::queue::explanations_with_queues_text(&explained, &facts)
+    );
+    assert!(
+        text.contains(
+            "queue:\n  LocalQueue team-a/main, ClusterQueue gpu-cq\n  wait: quota\n  needs 32 \
+             nvidia.com/gpu and 64 cpu;"
+        ),
+        "{text}"
+    );
+
+    let out = classify_stdin(input.as_bytes(), &["-o", "explain-json"]);
+    assert!(out.status.success());
+    let printed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed.len(), explained.len());
+    let job = printed
+        .iter()
+        .find(|e| e["observation"]["object"]["kind"] == "TrainJob")
+        .unwrap();
+    assert_eq!(job["queue"], serde_json::to_value(&facts[0].queue).unwrap());
+    assert_eq!(job["queue"]["wait"], "quota");
+    assert_eq!(job["queue"]["neverFits"], false);
+    // Nothing else in the explanation changed.
+    let mut bare = job.clone();
+    bare.as_object_mut().unwrap().remove("queue");
+    let engine = explained
+        .iter()
+        .find(|e| e.observation.object.kind == "TrainJob")
+        .unwrap();
+    assert_eq!(bare, serde_json::to_value(engine).unwrap());
+}

@@ -233,7 +233,14 @@ pub fn check_all(
 /// a rewrite changes that one value and the file's formatting stays as it
 /// was. `None` when the file has no such key at the top level.
 pub fn with_expected_explain(file: &str, text: &str) -> Result<Option<String>, String> {
-    let Some(span) = top_level_string_value(file, EXPECTED_EXPLAIN)? else {
+    with_top_level_string(file, EXPECTED_EXPLAIN, text)
+}
+
+/// The bless step for any golden string: `file` with the string value of
+/// its top-level `key` replaced by `text`, every other byte kept; `None`
+/// when there is no such key.
+pub fn with_top_level_string(file: &str, key: &str, text: &str) -> Result<Option<String>, String> {
+    let Some(span) = top_level_string_value(file, key)? else {
         return Ok(None);
     };
     let literal = serde_json::to_string(text).map_err(|e| e.to_string())?;

@@ -7,7 +7,7 @@ use super::execution::current_execution;
 use super::findings::Finding;
 use super::keys::{counter, ADMISSION, JOBSET_NAME, JOB_ID, JOB_UID, RESTART_ATTEMPT, SUBMISSION};
 use crate::hash::{map, set, Map, Set};
-use crate::model::{JobSet, KubeNode, Pod, TrainJob, Workload};
+use crate::model::{workload_rank, JobSet, KubeNode, Pod, TrainJob, Workload};
 use crate::observation::Execution;
 use crate::snapshot::{Mode, Snapshot};
 
@@ -159,8 +159,8 @@ impl<'s, 'a> Selection<'s, 'a> {
                     let better = match best {
                         None => true,
                         Some(b) => {
-                            (w.meta.creation.get(), w.meta.name.as_bytes())
-                                > (b.meta.creation.get(), b.meta.name.as_bytes())
+                            workload_rank(w.meta.creation.get(), w.meta.name)
+                                > workload_rank(b.meta.creation.get(), b.meta.name)
                         }
                     };
                     if better {

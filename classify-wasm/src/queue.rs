@@ -1,0 +1,364 @@
+//! Queue facts: why a pending TrainJob waits under Kueue, in numbers a
+//! person can act on. Additive to the spec: the observation of section 3
+//! never reads anything here, and nothing here changes it.
+//!
+//! [`facts`] is a pure function over one TrainJob, its Workload (section
+//! 4's pick), and the queue objects it names, found through
+//! [`QueueObjects`] so that the server's store, the browser's store and a
+//! dump ([`snapshot`]) each look them up their own way and get the same
+//! answer:
+//!
+//! - the LocalQueue is the Workload's `spec.queueName`, else the TrainJob's
+//!   `kueue.x-k8s.io/queue-name` label; the ClusterQueue is the one the
+//!   LocalQueue's `spec.clusterQueue` names;
+//! - what the job asks for is, per pod set, `count` × the pod's effective
+//!   request (the containers' requests summed, a limit standing in for a
+//!   missing request, at least any one init container's, plus the pod's
+//!   overhead), summed over the pod sets;
+//! - what is free is, per flavor and resource of the ClusterQueue,
+//!   `nominalQuota − reserved` (`status.flavorsReservation`, else
+//!   `status.flavorsUsage`), and what could be borrowed when the
+//!   ClusterQueue has a cohort (v1beta2 `spec.cohortName`, v1beta1
+//!   `spec.cohort`);
+//! - a job whose asks exceed what the ClusterQueue could ever give in
+//!   every flavor, or that Kueue says `ExceedsMaxQuota`, **never fits**.
+//!
+//! Quantities are exact ([`crate::quantity`]); a malformed one is reported
+//! with the object, the field and the column.
+
+mod read;
+pub mod snapshot;
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::quantity::Quantity;
+use read::{ClusterQueue, LocalQueue, PendingWorkload, Row};
+
+pub use read::QueueReadError;
+
+pub use snapshot::{
+    explanations_with_queues, explanations_with_queues_text, facts_in_snapshot, facts_text,
+    may_hold_queues, ExplanationWithQueue, JobQueueFacts, Visibility,
+};
+
+/// A queue object as the caller could find it.
+#[derive(Debug, Clone, Copy)]
+pub enum Lookup<'v> {
+    Found(&'v Value),
+    NotFound,
+    /// There, perhaps, but this user may not read it (or the server cannot).
+    NotReadable,
+}
+
+/// Where [`facts`] finds the objects a Workload names.
+pub trait QueueObjects {
+    fn local_queue(&self, namespace: &str, name: &str) -> Lookup<'_>;
+    fn cluster_queue(&self, name: &str) -> Lookup<'_>;
+    /// A Workload by UID, in any namespace (a preemptor).
+    fn workload_by_uid(&self, uid: &str) -> Lookup<'_>;
+}
+
+/// What a queued job waits for, as a type a table can colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Wait {
+    /// Asks more than the ClusterQueue could ever give.
+    NeverFits,
+    LocalQueueNotFound,
+    LocalQueueNotReadable,
+    LocalQueueStopped,
+    ClusterQueueNotFound,
+    ClusterQueueNotReadable,
+    ClusterQueueStopped,
+    /// A quantity in the Workload or a queue could not be read.
+    Unreadable,
+    /// Kueue has not made the Workload yet.
+    NoWorkload,
+    /// `spec.active` is false.
+    Deactivated,
+    /// Quota is free only once the workloads preempted for it leave.
+    PreemptedWorkloads,
+    Topology,
+    NoMatchingFlavor,
+    Misconfigured,
+    /// Too little quota free now; releases would let it in.
+    Quota,
+    /// Fits only by borrowing from the cohort.
+    CouldBorrow,
+    /// Fits in the free quota now.
+    Fits,
+    /// Quota reserved; waiting for admission checks.
+    AdmissionChecks,
+    Admitted,
+    Finished,
+}
+
+impl Wait {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wait::NeverFits => "neverFits",
+            Wait::LocalQueueNotFound => "localQueueNotFound",
+            Wait::LocalQueueNotReadable => "localQueueNotReadable",
+            Wait::LocalQueueStopped => "localQueueStopped",
+            Wait::ClusterQueueNotFound => "clusterQueueNotFound",
+            Wait::ClusterQueueNotReadable => "clusterQueueNotReadable",
+            Wait::ClusterQueueStopped => "clusterQueueStopped",
+            Wait::Unreadable => "unreadable",
+            Wait::NoWorkload => "noWorkload",
+            Wait::Deactivated => "deactivated",
+            Wait::PreemptedWorkloads => "preemptedWorkloads",
+            Wait::Topology => "topology",
+            Wait::NoMatchingFlavor => "noMatchingFlavor",
+            Wait::Misconfigured => "misconfigured",
+            Wait::Quota => "quota",
+            Wait::CouldBorrow => "couldBorrow",
+            Wait::Fits => "fits",
+            Wait::AdmissionChecks => "admissionChecks",
+            Wait::Admitted => "admitted",
+            Wait::Finished => "finished",
+        }
+    }
+}
+
+/// An amount of one resource, in its canonical text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Amount {
+    pub resource: String,
+    pub quantity: String,
+}
+
+/// One flavor and resource of the ClusterQueue, against what the job asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub flavor: String,
+    pub resource: String,
+    pub ask: String,
+    pub nominal: String,
+    pub reserved: String,
+    /// `nominal − reserved`, never below 0 (reserved past nominal is
+    /// borrowed).
+    pub free: String,
+    /// Absent without a cohort; `"unlimited"` when the cohort sets none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<String>,
+    /// The ask fits in what is free now.
+    pub fits: bool,
+}
+
+/// The queue facts of one TrainJob.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueFacts {
+    /// `namespace/name`.
+    pub local_queue: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_queue: Option<String>,
+    pub wait: Wait,
+    /// Loud on purpose: the most common mistake with queues.
+    pub never_fits: bool,
+    pub asks: Vec<Amount>,
+    pub room: Vec<Room>,
+    /// What it waits for, in one sentence.
+    pub sentence: String,
+    /// Who preempted it, when a `Preempted` or `Evicted` condition says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preempted_by: Option<String>,
+}
+
+/// The queue facts of `trainjob`, read with `workload` (section 4's pick,
+/// if any); `None` when neither names a LocalQueue.
+pub fn facts(
+    trainjob: &Value,
+    workload: Option<&Value>,
+    objects: &dyn QueueObjects,
+) -> Option<QueueFacts> {
+    let namespace = read::text(trainjob, &["metadata", "namespace"]).unwrap_or("");
+    let queue_name = workload
+        .and_then(|w| read::text(w, &["spec", "queueName"]))
+        .or_else(|| read::label(trainjob, crate::fields::QUEUE_NAME))?;
+    let mut out = QueueFacts {
+        local_queue: format!("{namespace}/{queue_name}"),
+        cluster_queue: None,
+        wait: Wait::NoWorkload,
+        never_fits: false,
+        asks: Vec::new(),
+        room: Vec::new(),
+        sentence: String::new(),
+        preempted_by: workload.and_then(|w| read::preemptor(w, objects)),
+    };
+    if let Some((wait, sentence)) = workload.and_then(read::settled) {
+        out.cluster_queue = workload
+            .and_then(|w| read::text(w, &["status", "admission", "clusterQueue"]))
+            .map(str::to_string);
+        return Some(out.with(wait, sentence));
+    }
+    let local = match objects.local_queue(namespace, queue_name) {
+        Lookup::Found(v) => LocalQueue::read(v),
+        Lookup::NotFound => {
+            let sentence = format!("LocalQueue {} not found", out.local_queue);
+            return Some(out.with(Wait::LocalQueueNotFound, sentence));
+        }
+        Lookup::NotReadable => {
+            let sentence = format!("LocalQueue {} not readable", out.local_queue);
+            return Some(out.with(Wait::LocalQueueNotReadable, sentence));
+        }
+    };
+    if let Some(policy) = local.stop_policy {
+        let sentence = format!(
+            "LocalQueue {} is stopped (stopPolicy {policy})",
+            out.local_queue
+        );
+        return Some(out.with(Wait::LocalQueueStopped, sentence));
+    }
+    let Some(cq_name) = local.cluster_queue else {
+        let sentence = format!("LocalQueue {} names no ClusterQueue", out.local_queue);
+        return Some(out.with(Wait::Misconfigured, sentence));
+    };
+    out.cluster_queue = Some(cq_name.to_string());
+    let cluster = match objects.cluster_queue(cq_name) {
+        Lookup::Found(v) => ClusterQueue::read(cq_name, v),
+        Lookup::NotFound => {
+            return Some(out.with(
+                Wait::ClusterQueueNotFound,
+                format!("ClusterQueue {cq_name} not found"),
+            ))
+        }
+        Lookup::NotReadable => {
+            let sentence = format!(
+                "ClusterQueue {cq_name} not readable: its quota is withheld; LocalQueue {} {}",
+                out.local_queue,
+                local.counts()
+            );
+            return Some(out.with(Wait::ClusterQueueNotReadable, sentence));
+        }
+    };
+    let cluster = match cluster {
+        Ok(cluster) => cluster,
+        Err(e) => return Some(out.with(Wait::Unreadable, e.to_string())),
+    };
+    if let Some(stopped) = cluster.stopped() {
+        return Some(out.with(Wait::ClusterQueueStopped, stopped));
+    }
+    if let Some(words) = local.inactive {
+        let sentence = format!("LocalQueue {} is inactive: {words}", out.local_queue);
+        return Some(out.with(Wait::LocalQueueStopped, sentence));
+    }
+    let Some(workload) = workload else {
+        let sentence = format!("no Workload yet in LocalQueue {}", out.local_queue);
+        return Some(out.with(Wait::NoWorkload, sentence));
+    };
+    let pending = match PendingWorkload::read(workload) {
+        Ok(pending) => pending,
+        Err(e) => return Some(out.with(Wait::Unreadable, e.to_string())),
+    };
+    out.asks = pending
+        .asks
+        .iter()
+        .map(|(resource, q)| Amount {
+            resource: resource.clone(),
+            quantity: read::amount(resource, *q),
+        })
+        .collect();
+    let verdict = cluster.verdict(&pending.asks);
+    out.room = verdict.rows.iter().map(Row::room).collect();
+    let (wait, sentence) = match (verdict.wait, pending.reason.as_deref()) {
+        (Wait::NeverFits, _) => (Wait::NeverFits, verdict.sentence),
+        (_, Some("ExceedsMaxQuota")) => (
+            Wait::NeverFits,
+            format!(
+                "never fits: {}",
+                pending.words_or("exceeds the ClusterQueue's maximum quota")
+            ),
+        ),
+        (_, Some("WaitingForPreemptedWorkloads")) => (
+            Wait::PreemptedWorkloads,
+            format!("waiting for preempted workloads to leave ClusterQueue {cq_name}"),
+        ),
+        (_, Some("TopologyPlacementFailed")) => (
+            Wait::Topology,
+            format!(
+                "no topology placement: {}",
+                pending.words_or("TopologyPlacementFailed")
+            ),
+        ),
+        (_, Some("NoMatchingFlavor")) => (
+            Wait::NoMatchingFlavor,
+            format!(
+                "no flavor of ClusterQueue {cq_name} matches: {}",
+                pending.words_or("NoMatchingFlavor")
+            ),
+        ),
+        (_, Some("Misconfigured")) => (
+            Wait::Misconfigured,
+            format!("misconfigured: {}", pending.words_or("Misconfigured")),
+        ),
+        (wait, _) => (wait, verdict.sentence),
+    };
+    Some(out.with(wait, sentence))
+}
+
+impl QueueFacts {
+    fn with(mut self, wait: Wait, sentence: String) -> QueueFacts {
+        self.wait = wait;
+        self.never_fits = wait == Wait::NeverFits;
+        self.sentence = sentence;
+        self
+    }
+
+    /// The facts as the lines of an explanation's queue section.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut queue = format!("LocalQueue {}", self.local_queue);
+        if let Some(cq) = &self.cluster_queue {
+            let _ = write!(queue, ", ClusterQueue {cq}");
+        }
+        lines.push(queue);
+        lines.push(format!("wait: {}", self.wait.as_str()));
+        lines.push(self.sentence.clone());
+        if let Some(by) = &self.preempted_by {
+            lines.push(by.clone());
+        }
+        if !self.asks.is_empty() {
+            let asks: Vec<String> = self
+                .asks
+                .iter()
+                .map(|a| format!("{} {}", a.quantity, a.resource))
+                .collect();
+            lines.push(format!("asks: {}", asks.join(", ")));
+        }
+        for room in &self.room {
+            let mut line = format!(
+                "flavor {} {}: asks {}, {} of {} free ({} reserved)",
+                room.flavor, room.resource, room.ask, room.free, room.nominal, room.reserved
+            );
+            if let Some(limit) = &room.borrowing_limit {
+                let _ = write!(line, ", borrowing limit {limit}");
+            }
+            line.push_str(if room.fits { ", fits" } else { ", short" });
+            lines.push(line);
+        }
+        lines
+    }
+}
+
+/// Checked sums that saturate instead of failing: quantities read are
+/// below 10^27 units, so a sum of a few million of them cannot reach
+/// `i128`'s bounds, and saturating keeps the functions total.
+fn add(a: Quantity, b: Quantity) -> Quantity {
+    a.checked_add(b).unwrap_or(if b.milli() < 0 {
+        Quantity::from_milli(i128::MIN)
+    } else {
+        Quantity::from_milli(i128::MAX)
+    })
+}
+
+fn sub(a: Quantity, b: Quantity) -> Quantity {
+    add(a, Quantity::from_milli(b.milli().saturating_neg()))
+}
+
+#[cfg(test)]
+mod tests;
