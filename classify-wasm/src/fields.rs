@@ -125,6 +125,63 @@ pub const LABELS_READ: [&str; 6] = [
 /// The annotations any rule reads (section 1); no other is looked at.
 pub const ANNOTATIONS_READ: [&str; 3] = [HOLD_INSTANCE, ADMISSION, ADMISSION_GATED_BY];
 
+/// The keys the queue facts (`crate::queue`) read inside a Workload's
+/// `spec.podSets` and `status.admission`, and a ClusterQueue's
+/// `spec.resourceGroups` and a queue's `status.flavorsReservation` and
+/// `flavorsUsage`, at any depth, and the fields of the queue objects'
+/// `spec` and `status` besides `conditions`. Additive to the spec: no rule
+/// reads them. A store that keeps queue objects keeps these and nothing
+/// else of those trees, with the entries of the maps in
+/// [`QUEUE_QUANTITY_MAPS`].
+pub const QUEUE_READ_KEYS: [&str; 32] = [
+    // Pod sets, flavors and resources are named.
+    "name",
+    "spec",
+    // Workload
+    "queueName",
+    "priority",
+    "podSets",
+    "count",
+    "template",
+    "containers",
+    "initContainers",
+    "resources",
+    "overhead",
+    "admission",
+    "clusterQueue",
+    // LocalQueue and ClusterQueue
+    "stopPolicy",
+    "pendingWorkloads",
+    "reservingWorkloads",
+    "admittedWorkloads",
+    "flavorsReservation",
+    "flavorsUsage",
+    "resourceGroups",
+    "coveredResources",
+    "flavors",
+    "nominalQuota",
+    "borrowingLimit",
+    "lendingLimit",
+    "cohort",
+    "cohortName",
+    "queueingStrategy",
+    "total",
+    "borrowed",
+    // Quantity maps (see QUEUE_QUANTITY_MAPS)
+    "requests",
+    "limits",
+];
+
+/// The maps of resource name to quantity the queue facts read whole (a
+/// container's `resources.requests` and `resources.limits`, a pod's
+/// `overhead`): their keys are resource names, not field names.
+pub const QUEUE_QUANTITY_MAPS: [&str; 3] = ["requests", "limits", "overhead"];
+
+/// Whether `key` is one the queue facts read (see [`QUEUE_READ_KEYS`]).
+pub fn is_queue_read_key(key: &str) -> bool {
+    QUEUE_READ_KEYS.contains(&key)
+}
+
 /// The fields read as booleans: a YAML plain scalar there is a boolean.
 pub const BOOLEAN_FIELDS: [&str; 4] = ["suspend", "active", "controller", "nodesReadable"];
 

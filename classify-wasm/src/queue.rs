@@ -37,11 +37,11 @@ use serde_json::Value;
 use crate::quantity::Quantity;
 use read::{ClusterQueue, LocalQueue, PendingWorkload, Row};
 
-pub use read::QueueReadError;
+pub use read::{preemptor_uid_of, QueueReadError};
 
 pub use snapshot::{
     explanations_with_queues, explanations_with_queues_text, facts_in_snapshot, facts_text,
-    may_hold_queues, ExplanationWithQueue, JobQueueFacts, Visibility,
+    may_hold_queues, pick_workload, ExplanationWithQueue, JobQueueFacts, Visibility,
 };
 
 /// A queue object as the caller could find it.

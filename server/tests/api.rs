@@ -200,12 +200,21 @@ async fn without_node_permission_nodes_are_not_readable() {
     assert_eq!(body["mode"], "kueue");
     assert_eq!(body["nodesReadable"], false);
     assert_eq!(body["apiVersions"]["Workload"], "kueue.x-k8s.io/v1beta2");
-    // The one watch not ok is the forbidden Nodes one, and it keeps the
-    // server ready: Nodes are optional.
+    // The watches not ok are the forbidden Nodes one and the queues (this
+    // emulator serves no LocalQueue or ClusterQueue), and they keep the
+    // server ready: Nodes and the queue facts are optional.
     let watches = body["watches"].as_array().expect("watches");
-    assert_eq!(watches.len(), 1, "{body}");
-    assert_eq!(watches[0]["kind"], "Node");
-    assert_eq!(watches[0]["state"], "forbidden");
+    let state_of = |kind: &str| {
+        watches
+            .iter()
+            .filter(|w| w["kind"] == kind)
+            .map(|w| w["state"].as_str().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(watches.len(), 3, "{body}");
+    assert_eq!(state_of("Node"), ["forbidden"], "{body}");
+    assert_eq!(state_of("LocalQueue"), ["notServed"], "{body}");
+    assert_eq!(state_of("ClusterQueue"), ["notServed"], "{body}");
     let snap = snapshot(addr).await;
     assert_eq!(snap["nodesReadable"], false);
     assert_eq!(snap["mode"], "kueue");

@@ -244,10 +244,12 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
             .map(String::from)
         )
     );
-    // The snapshot kinds, and Namespaces (read with --all-namespaces).
+    // The snapshot kinds, Namespaces (read with --all-namespaces) and the
+    // queues (for the queue facts).
     let expected: BTreeSet<(String, String)> = ObjectKind::ALL
         .into_iter()
         .chain([ObjectKind::Namespace])
+        .chain(ObjectKind::QUEUES)
         .map(|k| (k.group().to_string(), k.plural().to_string()))
         .collect();
     assert_eq!(granted, expected, "exactly the kinds the server reads");

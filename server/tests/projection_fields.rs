@@ -3,12 +3,15 @@
 //!
 //! - nothing is kept that the engine does not read (every key of a
 //!   projection is one of `READ_KEYS`, every label one of `LABELS_READ`,
-//!   every annotation one of `ANNOTATIONS_READ`), so nothing else of a pod
-//!   spec can leave the server;
+//!   every annotation one of `ANNOTATIONS_READ`, or one the queue facts
+//!   read, `QUEUE_READ_KEYS`), so nothing else of a pod spec can leave the
+//!   server;
 //! - nothing the engine reads is dropped: a namespace rebuilt from the
 //!   projections classifies exactly as the case's own snapshot does.
 
-use classify_wasm::fields::{is_read_key, ANNOTATIONS_READ, LABELS_READ};
+use classify_wasm::fields::{
+    is_queue_read_key, is_read_key, ANNOTATIONS_READ, LABELS_READ, QUEUE_QUANTITY_MAPS,
+};
 use classify_wasm::{Mode, Options, SnapshotWriter};
 use dispatch_dash::serve::projection::{project, ObjectKind};
 use serde_json::Value;
@@ -47,10 +50,15 @@ fn unread_keys(value: &Value, path: &str, out: &mut Vec<String>) {
                 if path.is_empty() && key == "apiVersion" {
                     continue;
                 }
-                if !is_read_key(key) {
+                if !is_read_key(key) && !is_queue_read_key(key) {
                     out.push(here.clone());
                 }
-                if key != "labels" && key != "annotations" {
+                // Label and annotation keys are checked apart, and a
+                // quantity map's keys are resource names.
+                if key != "labels"
+                    && key != "annotations"
+                    && !QUEUE_QUANTITY_MAPS.contains(&key.as_str())
+                {
                     unread_keys(child, &here, out);
                 }
             }

@@ -805,12 +805,18 @@ pub(super) fn preemptor_uid(message: &str) -> Option<&str> {
 /// Who preempted `w`, when its conditions say: the preemptor's TrainJob
 /// (or Workload), priority and ClusterQueue when it may be read; in a
 /// namespace the user may not see, no name at all.
-pub(super) fn preemptor(w: &Value, objects: &dyn QueueObjects) -> Option<String> {
+/// The UID of the Workload that preempted `w`, when a true `Preempted`
+/// condition (or `Evicted` for `Preempted`) names one: what a store looks
+/// up to hand [`super::facts`] the preemptor.
+pub fn preemptor_uid_of(w: &Value) -> Option<&str> {
     let preempted = condition(w, "Preempted").filter(|c| is_true(Some(c)));
     let evicted = condition(w, "Evicted")
         .filter(|c| is_true(Some(c)) && text(c, &["reason"]) == Some("Preempted"));
-    let message = preempted.or(evicted).and_then(|c| text(c, &["message"]))?;
-    let uid = preemptor_uid(message)?;
+    preemptor_uid(preempted.or(evicted).and_then(|c| text(c, &["message"]))?)
+}
+
+pub(super) fn preemptor(w: &Value, objects: &dyn QueueObjects) -> Option<String> {
+    let uid = preemptor_uid_of(w)?;
     Some(match objects.workload_by_uid(uid) {
         Lookup::Found(p) => {
             let namespace = text(p, &["metadata", "namespace"]).unwrap_or("");

@@ -119,11 +119,6 @@ pub fn facts_in_snapshot(
     // Section 4's pick per namespace and job UID, keeping the first of
     // equal ranks.
     let mut picked: BTreeMap<(String, &str), &Value> = BTreeMap::new();
-    let rank = |w: &Value| {
-        let creation = text(w, &["metadata", "creationTimestamp"]).and_then(Time::parse);
-        let name = text(w, &["metadata", "name"]).unwrap_or("");
-        (creation, name.to_string())
-    };
     for item in items {
         let name = text(item, &["metadata", "name"]).unwrap_or("");
         match kind(item) {
@@ -140,11 +135,7 @@ pub fn facts_in_snapshot(
                 }
                 if let Some(job_uid) = label(item, JOB_UID) {
                     let key = (namespace(item), job_uid);
-                    let better = picked.get(&key).is_none_or(|best| {
-                        let (wc, wn) = rank(item);
-                        let (bc, bn) = rank(best);
-                        workload_rank(wc, &wn) > workload_rank(bc, &bn)
-                    });
+                    let better = picked.get(&key).is_none_or(|best| outranks(item, best));
                     if better {
                         picked.insert(key, item);
                     }
@@ -176,6 +167,27 @@ pub fn facts_in_snapshot(
     }
     out.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     Ok(out)
+}
+
+/// Whether Workload `w` is read before `best` (section 4: the newest
+/// `creationTimestamp`, then the greatest name; of equal ranks, the first).
+fn outranks(w: &Value, best: &Value) -> bool {
+    let rank = |w: &Value| {
+        let creation = text(w, &["metadata", "creationTimestamp"]).and_then(Time::parse);
+        let name = text(w, &["metadata", "name"]).unwrap_or("");
+        (creation, name.to_string())
+    };
+    let ((wc, wn), (bc, bn)) = (rank(w), rank(best));
+    workload_rank(wc, &wn) > workload_rank(bc, &bn)
+}
+
+/// Section 4's pick among the Workloads of one TrainJob: what a store that
+/// holds them apart hands [`facts`].
+pub fn pick_workload<'v>(workloads: impl IntoIterator<Item = &'v Value>) -> Option<&'v Value> {
+    workloads.into_iter().fold(None, |best, w| match best {
+        Some(best) if !outranks(w, best) => Some(best),
+        _ => Some(w),
+    })
 }
 
 /// The facts as text: a `namespace/name` line per job, its facts indented

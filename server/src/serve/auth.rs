@@ -122,6 +122,13 @@ pub fn is_namespace_name(name: &str) -> bool {
         && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
 }
 
+/// Whether `name` can name a cluster-scoped object such as a
+/// ClusterQueue: a DNS-1123 subdomain (at most 253 characters, labels of
+/// [`is_namespace_name`] joined by `.`).
+pub fn is_subdomain_name(name: &str) -> bool {
+    name.len() <= 253 && name.split('.').all(is_namespace_name)
+}
+
 /// Errors of authentication and authorization.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -504,13 +511,15 @@ enum Access {
     AllNamespaces,
     /// `get` on `/metrics`.
     Metrics,
+    /// `get` on one Kueue ClusterQueue (its quota, for the queue facts).
+    ClusterQueue(String),
 }
 
 impl Weigh for Access {
     fn weight(&self) -> usize {
         std::mem::size_of::<Self>()
             + match self {
-                Access::Namespace(ns) => ns.len(),
+                Access::Namespace(ns) | Access::ClusterQueue(ns) => ns.len(),
                 Access::AllNamespaces | Access::Metrics => 0,
             }
     }
@@ -748,6 +757,26 @@ impl Authenticator {
         self.may(token, identity, access, max_age, spend).await
     }
 
+    /// Whether the caller may `get` the ClusterQueue `name`, whose quota the
+    /// queue facts show. Always true outside `kubernetes` mode. A name that
+    /// is not a DNS-1123 subdomain is never allowed, and costs no review.
+    pub async fn may_get_cluster_queue(
+        &self,
+        token: &str,
+        identity: &Identity,
+        name: &str,
+    ) -> Result<bool, Error> {
+        if self.config.mode != AuthMode::Kubernetes {
+            return Ok(true);
+        }
+        if !is_subdomain_name(name) {
+            return Ok(false);
+        }
+        let access = Access::ClusterQueue(name.into());
+        self.may(token, identity, access, None, Spend::Request)
+            .await
+    }
+
     /// Whether the caller may read `/metrics`. Always true outside
     /// `kubernetes` mode.
     pub async fn may_read_metrics(&self, token: &str, identity: &Identity) -> Result<bool, Error> {
@@ -864,6 +893,14 @@ impl Authenticator {
                         .await?
             }
             Access::Metrics => self.subject_access_metrics(identity).await?,
+            Access::ClusterQueue(name) => {
+                let attributes = ResourceAttributes {
+                    name: Some(name.clone()),
+                    verb: Some("get".into()),
+                    ..resource("kueue.x-k8s.io", "clusterqueues", "")
+                };
+                self.subject_access(identity, attributes).await?
+            }
         };
         let ttl = if allowed {
             self.config.allow_ttl

@@ -36,7 +36,9 @@ pub enum Error {
 /// `v1beta2`.
 pub fn understood_versions(kind: ObjectKind) -> &'static [&'static str] {
     match kind {
-        ObjectKind::Workload => &["v1beta2", "v1beta1"],
+        ObjectKind::Workload | ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
+            &["v1beta2", "v1beta1"]
+        }
         ObjectKind::TrainJob | ObjectKind::TrainingRuntime => &["v1alpha1"],
         ObjectKind::JobSet => &["v1alpha2"],
         ObjectKind::Pod | ObjectKind::Node | ObjectKind::Namespace => &["v1"],

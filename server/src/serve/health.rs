@@ -57,6 +57,11 @@ impl WatchState {
     /// Whether a watch of `kind` in this state is a problem that, lasting,
     /// makes the server unready.
     fn unhealthy_for(&self, kind: ObjectKind) -> bool {
+        if kind.is_queue() {
+            // The queue facts are additive: a Kueue without LocalQueues'
+            // CRD, or a deploy without their RBAC, serves every verdict.
+            return false;
+        }
         match self {
             WatchState::Pending | WatchState::Ok => false,
             WatchState::Forbidden => kind != ObjectKind::Node,

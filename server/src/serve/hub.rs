@@ -281,6 +281,9 @@ pub struct Hub {
     news: broadcast::Sender<JobNews>,
     /// The scopes that must have listed before the server is ready.
     expected: Vec<(ObjectKind, Option<String>)>,
+    /// Every scope watched: those expected, and in Kueue mode the queues,
+    /// which are additive and never hold readiness up.
+    watched: Vec<(ObjectKind, Option<String>)>,
     /// Each watch's state and version, written by the watch loops.
     health: Arc<HealthBoard>,
     /// Bytes of frames each namespace's replay ring keeps.
@@ -348,6 +351,11 @@ impl Hub {
             // objects are seen in.
             expected.push((ObjectKind::Namespace, None));
         }
+        let mut watched = expected.clone();
+        if mode == Mode::Kueue {
+            watched.extend(scopes.iter().map(|s| (ObjectKind::LocalQueue, s.clone())));
+            watched.push((ObjectKind::ClusterQueue, None));
+        }
         let start = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
@@ -362,8 +370,9 @@ impl Hub {
             store: RwLock::new(Store::new(limits)),
             observations: RwLock::new(HashMap::new()),
             news: broadcast::channel(1024).0,
-            health: Arc::new(HealthBoard::new(&expected, UNREADY_AFTER)),
+            health: Arc::new(HealthBoard::new(&watched, UNREADY_AFTER)),
             expected,
+            watched,
             replay_bytes: limits.replay_bytes_per_namespace,
             replay_bytes_total: limits.replay_bytes_total,
             metrics: Metrics::default(),
@@ -468,7 +477,7 @@ impl Hub {
     /// The same hub, unready once a watch has been unhealthy for longer than
     /// `after` (default [`UNREADY_AFTER`]).
     pub fn with_unready_after(mut self, after: Duration) -> Self {
-        self.health = Arc::new(HealthBoard::new(&self.expected, after));
+        self.health = Arc::new(HealthBoard::new(&self.watched, after));
         self
     }
 
@@ -489,7 +498,7 @@ impl Hub {
 
     /// The scopes each watch loop covers, as `(kind, namespace)`.
     pub fn watched_scopes(&self) -> &[(ObjectKind, Option<String>)] {
-        &self.expected
+        &self.watched
     }
 
     /// Whether `namespace` is watched and exists: one of those given, or

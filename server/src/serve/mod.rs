@@ -71,6 +71,7 @@ pub mod metrics;
 pub mod notify;
 pub mod persist;
 pub mod projection;
+pub mod queues;
 pub mod scrape;
 pub mod session;
 pub mod store;
@@ -361,11 +362,13 @@ impl Server {
 }
 
 /// The custom kinds, whose versions discovery chooses.
-const DISCOVERED_KINDS: [ObjectKind; 4] = [
+const DISCOVERED_KINDS: [ObjectKind; 6] = [
     ObjectKind::TrainJob,
     ObjectKind::JobSet,
     ObjectKind::TrainingRuntime,
     ObjectKind::Workload,
+    ObjectKind::LocalQueue,
+    ObjectKind::ClusterQueue,
 ];
 
 /// Connects, decides the mode and namespaces, starts the watches and the

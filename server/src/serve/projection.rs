@@ -29,6 +29,9 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
+mod queue;
+use queue::QueueTree;
+
 /// The kinds the server watches and stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ObjectKind {
@@ -44,6 +47,11 @@ pub enum ObjectKind {
     Pod,
     /// core/v1 Node (cluster-scoped).
     Node,
+    /// `kueue.x-k8s.io` LocalQueue, `v1beta2` or `v1beta1` (Kueue mode
+    /// only). Read for the queue facts, never part of a snapshot.
+    LocalQueue,
+    /// `kueue.x-k8s.io` ClusterQueue (cluster-scoped), as LocalQueue.
+    ClusterQueue,
     /// core/v1 Namespace (cluster-scoped), watched only with
     /// `--all-namespaces`, so the set of namespaces served is the cluster's
     /// and not guessed from the objects seen. Never part of a snapshot.
@@ -62,6 +70,9 @@ impl ObjectKind {
         ObjectKind::Node,
     ];
 
+    /// The queue kinds, watched in Kueue mode for the queue facts only.
+    pub const QUEUES: [ObjectKind; 2] = [ObjectKind::LocalQueue, ObjectKind::ClusterQueue];
+
     /// The `kind` field.
     pub fn name(self) -> &'static str {
         match self {
@@ -71,6 +82,8 @@ impl ObjectKind {
             ObjectKind::TrainingRuntime => "TrainingRuntime",
             ObjectKind::Pod => "Pod",
             ObjectKind::Node => "Node",
+            ObjectKind::LocalQueue => "LocalQueue",
+            ObjectKind::ClusterQueue => "ClusterQueue",
             ObjectKind::Namespace => "Namespace",
         }
     }
@@ -81,7 +94,9 @@ impl ObjectKind {
         match self {
             ObjectKind::TrainJob | ObjectKind::TrainingRuntime => "trainer.kubeflow.org/v1alpha1",
             ObjectKind::JobSet => "jobset.x-k8s.io/v1alpha2",
-            ObjectKind::Workload => "kueue.x-k8s.io/v1beta2",
+            ObjectKind::Workload | ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
+                "kueue.x-k8s.io/v1beta2"
+            }
             ObjectKind::Pod | ObjectKind::Node | ObjectKind::Namespace => "v1",
         }
     }
@@ -111,6 +126,8 @@ impl ObjectKind {
             ObjectKind::TrainingRuntime => "trainingruntimes",
             ObjectKind::Pod => "pods",
             ObjectKind::Node => "nodes",
+            ObjectKind::LocalQueue => "localqueues",
+            ObjectKind::ClusterQueue => "clusterqueues",
             ObjectKind::Namespace => "namespaces",
         }
     }
@@ -126,7 +143,17 @@ impl ObjectKind {
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        !matches!(self, ObjectKind::Node | ObjectKind::Namespace)
+        !matches!(
+            self,
+            ObjectKind::Node | ObjectKind::Namespace | ObjectKind::ClusterQueue
+        )
+    }
+
+    /// Whether this is a queue kind: read for the queue facts only, kept
+    /// apart from the linked objects (no snapshot, frame or state
+    /// directory holds one).
+    pub fn is_queue(self) -> bool {
+        matches!(self, ObjectKind::LocalQueue | ObjectKind::ClusterQueue)
     }
 }
 
@@ -279,6 +306,19 @@ struct Spec {
     node_name: Option<String>,
     /// Pod: the gates' names (`None`: a gate without a string name).
     scheduling_gates: Option<Vec<Named>>,
+    /// Workload, for the queue facts.
+    queue_name: Option<String>,
+    priority: Option<Integer>,
+    pod_sets: Option<QueueTree>,
+    /// LocalQueue.
+    cluster_queue: Option<String>,
+    /// LocalQueue and ClusterQueue.
+    stop_policy: Option<String>,
+    /// ClusterQueue (`cohort` in v1beta1, `cohortName` in v1beta2).
+    cohort: Option<String>,
+    cohort_name: Option<String>,
+    queueing_strategy: Option<String>,
+    resource_groups: Option<QueueTree>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -298,6 +338,14 @@ struct Status {
     phase: Option<String>,
     /// Pod: the first entry of `containerStatuses` named `node`.
     node_container: Option<ContainerStatus>,
+    /// Workload, for the queue facts.
+    admission: Option<QueueTree>,
+    /// LocalQueue and ClusterQueue.
+    pending_workloads: Option<Integer>,
+    reserving_workloads: Option<Integer>,
+    admitted_workloads: Option<Integer>,
+    flavors_reservation: Option<QueueTree>,
+    flavors_usage: Option<QueueTree>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -462,7 +510,23 @@ impl ApiObject {
         let (spec, status) = (&self.spec, &self.status);
         top.object_if_any("spec", |s| match kind {
             ObjectKind::TrainJob => s.boolean("suspend", spec.suspend),
-            ObjectKind::Workload => s.boolean("active", spec.active),
+            ObjectKind::Workload => {
+                s.boolean("active", spec.active);
+                s.tree("podSets", spec.pod_sets.as_ref());
+                s.integer("priority", spec.priority);
+                s.string("queueName", spec.queue_name.as_deref());
+            }
+            ObjectKind::LocalQueue => {
+                s.string("clusterQueue", spec.cluster_queue.as_deref());
+                s.string("stopPolicy", spec.stop_policy.as_deref());
+            }
+            ObjectKind::ClusterQueue => {
+                s.string("cohort", spec.cohort.as_deref());
+                s.string("cohortName", spec.cohort_name.as_deref());
+                s.string("queueingStrategy", spec.queueing_strategy.as_deref());
+                s.tree("resourceGroups", spec.resource_groups.as_ref());
+                s.string("stopPolicy", spec.stop_policy.as_deref());
+            }
             ObjectKind::Pod => {
                 s.string("nodeName", spec.node_name.as_deref());
                 if let Some(gates) = &spec.scheduling_gates {
@@ -477,6 +541,7 @@ impl ApiObject {
             ObjectKind::TrainJob | ObjectKind::Node => write_conditions(s, status),
             ObjectKind::JobSet => s.integer("restarts", status.restarts),
             ObjectKind::Workload => {
+                s.tree("admission", status.admission.as_ref());
                 if let Some(checks) = &status.admission_checks {
                     s.array("admissionChecks", checks, |c, check| {
                         c.string("message", check.message.as_deref());
@@ -492,6 +557,14 @@ impl ApiObject {
                     s.array("containerStatuses", [container], write_node_container);
                 }
                 s.string("phase", status.phase.as_deref());
+            }
+            ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
+                s.integer("admittedWorkloads", status.admitted_workloads);
+                write_conditions(s, status);
+                s.tree("flavorsReservation", status.flavors_reservation.as_ref());
+                s.tree("flavorsUsage", status.flavors_usage.as_ref());
+                s.integer("pendingWorkloads", status.pending_workloads);
+                s.integer("reservingWorkloads", status.reserving_workloads);
             }
             ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
         });
@@ -598,6 +671,14 @@ impl<'a> JsonObject<'a> {
                 Integer::Signed(n) => n.to_string(),
             };
             self.out.push_str(&digits);
+        }
+    }
+
+    /// A queue tree, as `serde_json` writes a `Value` (its keys sorted).
+    fn tree(&mut self, key: &str, value: Option<&QueueTree>) {
+        if let Some(QueueTree(value)) = value {
+            self.key(key);
+            self.out.push_str(&value.to_string());
         }
     }
 
@@ -929,20 +1010,40 @@ impl Lenient for Owner {
 impl Lenient for Spec {
     fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
         let mut spec = Spec::default();
-        read_fields(
-            map,
-            &["suspend", "active", "nodeName", "schedulingGates"],
-            |field, map| {
-                match field {
-                    "suspend" => spec.suspend = lenient(map)?,
-                    "active" => spec.active = lenient(map)?,
-                    "nodeName" => spec.node_name = lenient(map)?,
-                    "schedulingGates" => spec.scheduling_gates = lenient(map)?,
-                    _ => skip(map)?,
-                }
-                Ok(())
-            },
-        )?;
+        const FIELDS: &[&str] = &[
+            "suspend",
+            "active",
+            "nodeName",
+            "schedulingGates",
+            "queueName",
+            "priority",
+            "podSets",
+            "clusterQueue",
+            "stopPolicy",
+            "cohort",
+            "cohortName",
+            "queueingStrategy",
+            "resourceGroups",
+        ];
+        read_fields(map, FIELDS, |field, map| {
+            match field {
+                "suspend" => spec.suspend = lenient(map)?,
+                "active" => spec.active = lenient(map)?,
+                "nodeName" => spec.node_name = lenient(map)?,
+                "schedulingGates" => spec.scheduling_gates = lenient(map)?,
+                "queueName" => spec.queue_name = lenient(map)?,
+                "priority" => spec.priority = lenient(map)?,
+                "podSets" => spec.pod_sets = lenient(map)?,
+                "clusterQueue" => spec.cluster_queue = lenient(map)?,
+                "stopPolicy" => spec.stop_policy = lenient(map)?,
+                "cohort" => spec.cohort = lenient(map)?,
+                "cohortName" => spec.cohort_name = lenient(map)?,
+                "queueingStrategy" => spec.queueing_strategy = lenient(map)?,
+                "resourceGroups" => spec.resource_groups = lenient(map)?,
+                _ => skip(map)?,
+            }
+            Ok(())
+        })?;
         Ok(Some(spec))
     }
 }
@@ -970,6 +1071,12 @@ impl Lenient for Status {
             "admissionChecks",
             "phase",
             "containerStatuses",
+            "admission",
+            "pendingWorkloads",
+            "reservingWorkloads",
+            "admittedWorkloads",
+            "flavorsReservation",
+            "flavorsUsage",
         ];
         read_fields(map, FIELDS, |field, map| {
             match field {
@@ -977,6 +1084,12 @@ impl Lenient for Status {
                 "restarts" => status.restarts = lenient(map)?,
                 "admissionChecks" => status.admission_checks = lenient(map)?,
                 "phase" => status.phase = lenient(map)?,
+                "admission" => status.admission = lenient(map)?,
+                "pendingWorkloads" => status.pending_workloads = lenient(map)?,
+                "reservingWorkloads" => status.reserving_workloads = lenient(map)?,
+                "admittedWorkloads" => status.admitted_workloads = lenient(map)?,
+                "flavorsReservation" => status.flavors_reservation = lenient(map)?,
+                "flavorsUsage" => status.flavors_usage = lenient(map)?,
                 "containerStatuses" => {
                     let all: Option<Vec<ContainerStatus>> = lenient(map)?;
                     status.node_container = all

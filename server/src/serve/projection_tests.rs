@@ -57,6 +57,106 @@ fn a_pod_keeps_only_what_the_engine_reads() {
     assert!(stored.trainjob_owners.is_empty());
 }
 
+/// A Workload whose pod set's template carries what must never leave the
+/// server, beside the resources the queue facts read.
+fn workload_with_a_template() -> Value {
+    json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "team-a", "uid": "w1",
+            "labels": {"kueue.x-k8s.io/job-uid": "tj1"}},
+        "spec": {
+            "queueName": "main", "priority": 1000, "active": true,
+            "podSets": [{"name": "node", "count": 4, "template": {
+                "metadata": {"labels": {"app": "secret-label"}},
+                "spec": {
+                    "containers": [{"name": "node", "image": "registry/secret:1",
+                        "args": ["--token", "hunter2"],
+                        "env": [{"name": "TOKEN", "value": "hunter2"}],
+                        "resources": {"requests": {"nvidia.com/gpu": "8", "cpu": 16, "bad": 1.5},
+                            "limits": {"memory": "64Gi"}, "claims": [{"name": "c"}]}}],
+                    "initContainers": [{"name": "init", "command": ["sh"],
+                        "resources": {"requests": {"cpu": "500m"}}}],
+                    "overhead": {"cpu": "250m"},
+                    "volumes": [{"name": "s", "secret": {"secretName": "creds"}}],
+                    "nodeSelector": {"pool": "gpu"},
+                }}}],
+        },
+        "status": {"admission": {"clusterQueue": "gpu-cq",
+            "podSetAssignments": [{"name": "node", "flavors": {"nvidia.com/gpu": "a100"}}]}},
+    })
+}
+
+#[test]
+fn a_workload_keeps_of_its_template_only_the_resources() {
+    let stored = project(ObjectKind::Workload, &workload_with_a_template()).expect("stored");
+    for secret in [
+        "hunter2",
+        "registry/secret",
+        "secret-label",
+        "creds",
+        "\"sh\"",
+        "pool",
+        "claims",
+    ] {
+        assert!(
+            !stored.json.contains(secret),
+            "{secret} leaked: {}",
+            stored.json
+        );
+    }
+    assert_eq!(
+        stored.value()["spec"],
+        json!({"active": true, "priority": 1000, "queueName": "main",
+            "podSets": [{"name": "node", "count": 4, "template": {"spec": {
+                "containers": [{"name": "node", "resources": {
+                    "requests": {"nvidia.com/gpu": "8", "cpu": 16}, "limits": {"memory": "64Gi"}}}],
+                "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "500m"}}}],
+                "overhead": {"cpu": "250m"}}}}]})
+    );
+    assert_eq!(
+        stored.value()["status"],
+        json!({"admission": {"clusterQueue": "gpu-cq"}})
+    );
+}
+
+#[test]
+fn queues_keep_their_quota_and_status() {
+    let cq = json!({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+        "metadata": {"name": "gpu-cq", "uid": "c1", "managedFields": [{}]},
+        "spec": {"cohort": "research", "queueingStrategy": "BestEffortFIFO",
+            "namespaceSelector": {}, "preemption": {"reclaimWithinCohort": "Any"},
+            "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "a100",
+                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "64", "borrowingLimit": "8"}]}]}]},
+        "status": {"pendingWorkloads": 3, "admittedWorkloads": 7, "reservingWorkloads": 7,
+            "flavorsReservation": [{"name": "a100", "resources": [{"name": "nvidia.com/gpu",
+                "total": "56", "borrowed": "0"}]}],
+            "conditions": [{"type": "Active", "status": "True", "reason": "Ready", "message": "Can admit"}]}});
+    let stored = project(ObjectKind::ClusterQueue, &cq).expect("stored");
+    assert_eq!(stored.namespace, "", "cluster-scoped");
+    let v = stored.value();
+    assert_eq!(v["spec"]["cohort"], "research");
+    assert_eq!(v["spec"]["resourceGroups"], cq["spec"]["resourceGroups"]);
+    assert_eq!(v["spec"].get("preemption"), None);
+    assert_eq!(
+        v["status"]["flavorsReservation"],
+        cq["status"]["flavorsReservation"]
+    );
+    assert_eq!(v["status"]["pendingWorkloads"], 3);
+    assert_eq!(v["metadata"].get("managedFields"), None);
+    let lq = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "main", "namespace": "team-a", "uid": "l1"},
+        "spec": {"clusterQueue": "gpu-cq", "stopPolicy": "Hold"},
+        "status": {"pendingWorkloads": 2, "flavorsUsage": [{"name": "a100",
+            "resources": [{"name": "nvidia.com/gpu", "total": "8"}]}]}});
+    let stored = project(ObjectKind::LocalQueue, &lq).expect("stored");
+    assert_eq!(
+        (stored.namespace.as_str(), stored.name.as_str()),
+        ("team-a", "main")
+    );
+    assert_eq!(stored.value()["spec"], lq["spec"]);
+    assert_eq!(stored.value()["status"], lq["status"]);
+}
+
 #[test]
 fn a_pod_of_no_job_is_not_stored() {
     let pod = json!({"metadata": {"name": "web", "namespace": "a", "labels": {"app": "web"}}});
@@ -123,7 +223,7 @@ fn kinds_parse_from_urls() {
 /// byte for byte.
 mod legacy {
     use super::super::{ObjectKind, StoredObject};
-    use classify_wasm::fields::{ANNOTATIONS_READ, LABELS_READ};
+    use classify_wasm::fields::{self, ANNOTATIONS_READ, LABELS_READ};
     use classify_wasm::keys;
     use serde_json::{Map, Value};
     use std::sync::Arc;
@@ -158,6 +258,10 @@ mod legacy {
             ObjectKind::JobSet => copy_integer(status, "restarts", &mut status_out),
             ObjectKind::Workload => {
                 copy_bool(spec, "active", &mut spec_out);
+                copy_tree(spec, "podSets", &mut spec_out);
+                copy_integer(spec, "priority", &mut spec_out);
+                copy_string(spec, "queueName", &mut spec_out);
+                copy_tree(status, "admission", &mut status_out);
                 copy_conditions(status, &mut status_out);
                 if let Some(checks) = status.get("admissionChecks").and_then(Value::as_array) {
                     let checks = checks
@@ -167,6 +271,27 @@ mod legacy {
                         .collect();
                     status_out.insert("admissionChecks".into(), Value::Array(checks));
                 }
+            }
+            ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
+                if kind == ObjectKind::LocalQueue {
+                    copy_string(spec, "clusterQueue", &mut spec_out);
+                } else {
+                    copy_string(spec, "cohort", &mut spec_out);
+                    copy_string(spec, "cohortName", &mut spec_out);
+                    copy_string(spec, "queueingStrategy", &mut spec_out);
+                    copy_tree(spec, "resourceGroups", &mut spec_out);
+                }
+                copy_string(spec, "stopPolicy", &mut spec_out);
+                for key in [
+                    "admittedWorkloads",
+                    "pendingWorkloads",
+                    "reservingWorkloads",
+                ] {
+                    copy_integer(status, key, &mut status_out);
+                }
+                copy_tree(status, "flavorsReservation", &mut status_out);
+                copy_tree(status, "flavorsUsage", &mut status_out);
+                copy_conditions(status, &mut status_out);
             }
             ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
             ObjectKind::Node => copy_conditions(status, &mut status_out),
@@ -359,6 +484,48 @@ mod legacy {
         if let Some(v) = from.get(key).filter(|v| v.is_boolean()) {
             out.insert(key.into(), v.clone());
         }
+    }
+
+    /// A queue tree: the keys the queue facts read, at every depth, and
+    /// under a quantity map every string or integer entry.
+    fn copy_tree(from: &Value, key: &str, out: &mut Map<String, Value>) {
+        if let Some(v) = from.get(key).and_then(queue_tree) {
+            out.insert(key.into(), v);
+        }
+    }
+
+    fn queue_tree(v: &Value) -> Option<Value> {
+        match v {
+            Value::Object(map) => Some(Value::Object(
+                map.iter()
+                    .filter(|(k, _)| fields::is_queue_read_key(k))
+                    .filter_map(|(k, child)| {
+                        let kept = if fields::QUEUE_QUANTITY_MAPS.contains(&k.as_str()) {
+                            quantity_map(child)
+                        } else {
+                            queue_tree(child)
+                        };
+                        kept.map(|c| (k.clone(), c))
+                    })
+                    .collect(),
+            )),
+            Value::Array(items) => {
+                Some(Value::Array(items.iter().filter_map(queue_tree).collect()))
+            }
+            Value::Number(n) if n.is_f64() => None,
+            Value::Null => None,
+            other => Some(other.clone()),
+        }
+    }
+
+    fn quantity_map(v: &Value) -> Option<Value> {
+        let map = v.as_object()?;
+        Some(Value::Object(
+            map.iter()
+                .filter(|(_, q)| q.is_string() || q.is_i64() || q.is_u64())
+                .map(|(k, q)| (k.clone(), q.clone()))
+                .collect(),
+        ))
     }
 
     fn copy_integer(from: &Value, key: &str, out: &mut Map<String, Value>) {
@@ -565,6 +732,24 @@ mod equivalence {
             ),
             (ObjectKind::JobSet, objects::jobset(&job, "tj-uid-7", 4, 2)),
             (ObjectKind::Workload, workload),
+            (ObjectKind::Workload, super::workload_with_a_template()),
+            (
+                ObjectKind::ClusterQueue,
+                json!({"kind": "ClusterQueue", "metadata": {"name": "gpu-cq", "uid": "c"},
+                    "spec": {"cohortName": "r", "resourceGroups": [{"coveredResources": ["cpu"],
+                        "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "8",
+                            "lendingLimit": "2"}]}]}], "stopPolicy": "None"},
+                    "status": {"flavorsUsage": [{"name": "f", "resources": [{"name": "cpu",
+                        "total": "2", "borrowed": "0"}]}], "admittedWorkloads": 1,
+                        "conditions": [{"type": "Active", "status": "True"}]}}),
+            ),
+            (
+                ObjectKind::LocalQueue,
+                json!({"kind": "LocalQueue", "metadata": {"name": "main", "namespace": "a"},
+                    "spec": {"clusterQueue": "gpu-cq"},
+                    "status": {"reservingWorkloads": 1, "flavorsReservation": [{"name": "f",
+                        "resources": [{"name": "cpu", "total": "2"}]}]}}),
+            ),
         ]
     }
 
@@ -685,9 +870,13 @@ mod equivalence {
         // The engine's set of keys read, its labels and annotations, and
         // a few keys and values it does not read.
         static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-            use classify_wasm::fields::{ANNOTATIONS_READ, LABELS_READ, READ_KEYS};
+            use classify_wasm::fields::{
+                ANNOTATIONS_READ, LABELS_READ, QUEUE_READ_KEYS, READ_KEYS,
+            };
             READ_KEYS
                 .iter()
+                .chain(QUEUE_READ_KEYS.iter())
+                .chain(["overhead", "nvidia.com/gpu", "env", "image"].iter())
                 .chain(LABELS_READ.iter())
                 .chain(ANNOTATIONS_READ.iter())
                 .chain(["apiVersion", "TrainJob", "node", "resourceVersion", "other"].iter())
@@ -757,10 +946,12 @@ mod equivalence {
             }
         }
         assert!(mutated > 5_000, "{mutated}");
-        // Every kind a snapshot holds, and the Namespaces watched besides.
+        // Every kind a snapshot holds, and the Namespaces and queues
+        // watched besides.
         let kinds: Vec<ObjectKind> = ObjectKind::ALL
             .into_iter()
             .chain([ObjectKind::Namespace])
+            .chain(ObjectKind::QUEUES)
             .collect();
         let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
         let mut stored = 0;

@@ -28,6 +28,7 @@ use std::time::Instant;
 use classify_wasm::{Link, Linker, Links};
 
 use super::projection::{ObjectKind, StoredObject};
+use super::queues::QueueTable;
 
 /// `(namespace, name)` of an object (namespace `""` for a Node).
 pub type ObjectKey = (String, String);
@@ -185,7 +186,11 @@ pub fn own_job(object: &StoredObject) -> Option<String> {
     let name = match object.kind {
         ObjectKind::TrainJob | ObjectKind::JobSet | ObjectKind::TrainingRuntime => &object.name,
         ObjectKind::Pod => object.jobset_name.as_ref().unwrap_or(&object.name),
-        ObjectKind::Workload | ObjectKind::Node | ObjectKind::Namespace => return None,
+        ObjectKind::Workload
+        | ObjectKind::Node
+        | ObjectKind::Namespace
+        | ObjectKind::LocalQueue
+        | ObjectKind::ClusterQueue => return None,
     };
     let submission = match object.kind {
         ObjectKind::TrainJob | ObjectKind::Pod => object.submission.as_deref(),
@@ -337,6 +342,9 @@ pub struct Store {
     /// [`Store::take_owner_changes`]; recorded only when the state
     /// directory mirrors them ([`Store::track_owner_changes`]).
     owner_changes: Option<Vec<(String, Option<String>)>>,
+    /// LocalQueues and ClusterQueues, for the queue facts only: linked to
+    /// nothing, and in no delta.
+    pub(super) queues: QueueTable,
 }
 
 impl Store {
@@ -357,6 +365,7 @@ impl Store {
             trainjobs_by_uid: HashMap::new(),
             index: Index::default(),
             linker: Linker::new(),
+            queues: QueueTable::default(),
             nodes_readable: true,
             watch_restarts: 0,
             dirty: BTreeSet::new(),
@@ -447,6 +456,14 @@ impl Store {
 
     /// Folds one watch event in; returns what changed.
     pub fn apply(&mut self, event: WatchEvent) -> Vec<Delta> {
+        if event.kind.is_queue() {
+            let synced = matches!(event.body, EventBody::ListDone | EventBody::Forbidden);
+            self.queues.apply(event.kind, &event.scope, event.body);
+            if synced {
+                self.synced.insert((event.kind, event.scope));
+            }
+            return Vec::new();
+        }
         let mut deltas = Vec::new();
         let scope_key = (event.kind, event.scope.clone());
         match event.body {
@@ -699,6 +716,26 @@ impl Store {
     }
 
     /// The stored object a link key names (`None` for a captured pod).
+    /// The stored object a link key names.
+    pub fn linked_object(&self, key: &Linked) -> Option<&Arc<StoredObject>> {
+        self.linked(key)
+    }
+
+    /// The stored Workload of UID `uid`, in any namespace (a preemptor a
+    /// condition names). Scans the Workloads: asked only for a job whose
+    /// Workload says it was preempted.
+    pub fn workload_by_uid(&self, uid: &str) -> Option<&Arc<StoredObject>> {
+        self.objects
+            .get(&ObjectKind::Workload)?
+            .values()
+            .find(|w| w.uid == uid)
+    }
+
+    /// How many LocalQueues and ClusterQueues are held, and their bytes.
+    pub fn queue_objects(&self) -> (usize, usize) {
+        (self.queues.len(), self.queues.bytes())
+    }
+
     fn linked(&self, key: &Linked) -> Option<&Arc<StoredObject>> {
         match key {
             Linked::Object(kind, (namespace, name)) => self.get(*kind, namespace, name),

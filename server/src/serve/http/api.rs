@@ -9,9 +9,10 @@ use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use classify_wasm::queue::QueueFacts;
 use classify_wasm::Observation;
 use prometheus_client::registry::Registry;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::session::{client_ip, identify, presented_token, review_failed, Caller};
@@ -21,6 +22,7 @@ use crate::serve::health::WatchState;
 use crate::serve::history::{self, HistoryKey};
 use crate::serve::hub::Hub;
 use crate::serve::projection::ObjectKind;
+use crate::serve::queues;
 use crate::serve::scrape;
 use crate::serve::view;
 
@@ -147,12 +149,58 @@ pub(super) async fn metrics(
     Ok(([(header::CONTENT_TYPE, scrape::CONTENT_TYPE)], text).into_response())
 }
 
+/// An observation as Find gives it: a TrainJob's carries its queue facts
+/// in `queue`, when it has any.
+#[derive(Debug, Serialize)]
+pub(super) struct Found {
+    #[serde(flatten)]
+    observation: Observation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    queue: Option<QueueFacts>,
+}
+
 pub(super) async fn find(
     State(state): State<AppState>,
     Path((ns, job)): Path<(String, String)>,
-) -> Result<Json<Vec<Observation>>, AppError> {
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<Vec<Found>>, AppError> {
     watched(&state, &ns)?;
-    Ok(Json(state.hub.find(&ns, &job).as_ref().clone()))
+    let observations = state.hub.find(&ns, &job);
+    let mut found = Vec::with_capacity(observations.len());
+    for observation in observations.iter() {
+        let queue = match observation.object.kind.as_str() {
+            "TrainJob" => queue_facts(&state, &caller, &ns, &observation.object.name).await?,
+            _ => None,
+        };
+        found.push(Found {
+            observation: observation.clone(),
+            queue,
+        });
+    }
+    Ok(Json(found))
+}
+
+/// The queue facts of the TrainJob `name` as the caller may see them
+/// (`serve::queues`); `None` when it has none.
+async fn queue_facts(
+    state: &AppState,
+    caller: &Option<Extension<Caller>>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<QueueFacts>, AppError> {
+    let Some(gathered) = state
+        .hub
+        .with_store(|store| queues::gather(store, namespace, name))
+    else {
+        return Ok(None);
+    };
+    let caller = caller
+        .as_ref()
+        .map(|Extension(c)| (c.token.expose(), &c.identity));
+    gathered
+        .facts_for(&state.auth, caller)
+        .await
+        .map_err(review_failed)
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +213,7 @@ pub(super) async fn inspect(
     State(state): State<AppState>,
     Path((ns, kind, name)): Path<(String, String, String)>,
     Query(query): Query<InspectQuery>,
+    caller: Option<Extension<Caller>>,
 ) -> Result<Json<Value>, AppError> {
     watched(&state, &ns)?;
     let kind = ObjectKind::parse(&kind)
@@ -198,6 +247,10 @@ pub(super) async fn inspect(
         name: name.clone(),
         uid: object.uid.clone(),
     });
+    let queue = match kind {
+        ObjectKind::TrainJob => queue_facts(&state, &caller, &ns, &name).await?,
+        _ => None,
+    };
     let mut body = json!({
         "object": object.value(),
         "observation": observation,
@@ -205,6 +258,10 @@ pub(super) async fn inspect(
         "historyText": history::timeline(&history),
         "history": history,
     });
+    if let (Some(queue), Some(fields)) = (queue, body.as_object_mut()) {
+        let queue = serde_json::to_value(queue).map_err(|_| AppError::Internal)?;
+        fields.insert("queue".into(), queue);
+    }
     if let (Some(job), Some(snapshots)) = (&job, &snapshots) {
         let explanation = view::explain_object(snapshots, header, job, kind, &name)
             .map_err(|_| AppError::Internal)?;

@@ -582,3 +582,81 @@ async fn without_auth_the_session_says_nobody_and_sets_no_cookie() {
     assert_eq!(body_text(info).await, r#"{"auth":"none","user":null}"#);
     assert!(state.sessions.is_empty());
 }
+
+#[tokio::test]
+async fn find_and_inspect_carry_a_queued_trainjobs_queue_facts() {
+    use crate::serve::projection::project;
+    use crate::serve::store::{EventBody, WatchEvent};
+    use std::time::Instant;
+
+    let hub = Hub::new(
+        Mode::Kueue,
+        Scope::Namespaces(vec!["team-a".into()]),
+        StoreLimits::default(),
+    );
+    let event = |kind: ObjectKind, object: Value| WatchEvent {
+        kind,
+        scope: (kind != ObjectKind::ClusterQueue).then(|| "team-a".to_string()),
+        body: EventBody::Upserted(project(kind, &object).expect("stored")),
+        received: Instant::now(),
+    };
+    let trainjob = json!({"metadata": {"name": "llm", "namespace": "team-a", "uid": "tj1"},
+        "spec": {"suspend": true}});
+    let workload = json!({"metadata": {"name": "w", "namespace": "team-a", "uid": "w1",
+            "labels": {"kueue.x-k8s.io/job-uid": "tj1"}},
+        "spec": {"queueName": "main", "podSets": [{"name": "node", "count": 4,
+            "template": {"spec": {"containers": [{"name": "node", "env": [{"name": "T", "value": "hunter2"}],
+                "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}}]},
+        "status": {"conditions": [{"type": "QuotaReserved", "status": "False",
+            "reason": "Pending", "message": "insufficient quota"}]}});
+    // Before any queue is listed, neither route has a `queue` field.
+    hub.ingest(vec![
+        event(ObjectKind::TrainJob, trainjob),
+        event(ObjectKind::Workload, workload),
+    ]);
+    let (state, _tx) = state_of(hub, None);
+    let find = "/api/v1/namespaces/team-a/jobs/llm";
+    let inspect = "/api/v1/namespaces/team-a/objects/trainjobs/llm";
+    let (_, body) = call(app(state.clone()), find, None).await;
+    assert!(!body.contains("\"queue\""), "{body}");
+    state.hub.ingest(vec![
+        event(
+            ObjectKind::LocalQueue,
+            json!({"metadata": {"name": "main", "namespace": "team-a"},
+                "spec": {"clusterQueue": "gpu-cq"}}),
+        ),
+        event(
+            ObjectKind::ClusterQueue,
+            json!({"metadata": {"name": "gpu-cq"},
+                "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [{"name": "a100", "resources": [
+                        {"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
+                "status": {"flavorsReservation": [{"name": "a100", "resources": [
+                    {"name": "nvidia.com/gpu", "total": "56"}]}]}}),
+        ),
+    ]);
+    let sentence = "needs 32 nvidia.com/gpu; ClusterQueue gpu-cq has 8 of 64 free in flavor a100 (56 reserved); 24 more must be released";
+    let (status, body) = call(app(state.clone()), find, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let found: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(found[0]["object"]["kind"], "TrainJob", "{body}");
+    assert_eq!(found[0]["state"], "pending", "the observation is unchanged");
+    assert_eq!(found[0]["queue"]["wait"], "quota", "{body}");
+    assert!(
+        found[0]["queue"]["sentence"]
+            .as_str()
+            .is_some_and(|s| s.starts_with(sentence)),
+        "{body}"
+    );
+    let (status, body) = call(app(state), inspect, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let inspected: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(
+        inspected["queue"], found[0]["queue"],
+        "Find and Inspect agree"
+    );
+    assert!(
+        !body.contains("hunter2"),
+        "nothing of the template's env: {body}"
+    );
+}

@@ -1,0 +1,539 @@
+//! Kueue's LocalQueues and ClusterQueues as the server holds them, and the
+//! queue facts of one TrainJob as one caller may see them.
+//!
+//! The queues are kept apart from the linked objects: no rule reads them
+//! (the engine's queue facts are additive to the spec), so they are in no
+//! snapshot, no `change` frame and no state directory. What a job waits for
+//! is the engine's [`classify_wasm::queue::facts`]; this module only hands
+//! it the objects, and says which of them the caller may read.
+
+use std::collections::{BTreeMap, HashMap};
+
+use classify_wasm::queue::{self, Lookup, QueueFacts, QueueObjects};
+use serde_json::Value;
+
+use super::auth::{self, Authenticator, Identity};
+use super::projection::{ObjectKind, StoredObject};
+use super::store::{EventBody, Linked, Store};
+
+/// A queue object by kind, namespace (`""` for a ClusterQueue) and name.
+type QueueKey = (ObjectKind, String, String);
+
+/// The LocalQueues and ClusterQueues the watches have listed.
+#[derive(Debug, Default)]
+pub struct QueueTable {
+    objects: BTreeMap<QueueKey, Held>,
+    /// Lists in progress, by kind and scope.
+    relists: HashMap<(ObjectKind, Option<String>), Vec<StoredObject>>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Held {
+    value: Value,
+    /// The projection's length, what the object weighs here.
+    bytes: usize,
+}
+
+impl QueueTable {
+    /// Folds one watch event of a queue kind in; returns whether anything
+    /// held changed.
+    pub fn apply(&mut self, kind: ObjectKind, scope: &Option<String>, body: EventBody) -> bool {
+        let scope_key = (kind, scope.clone());
+        match body {
+            EventBody::ListStarted => {
+                self.relists.insert(scope_key, Vec::new());
+                false
+            }
+            EventBody::ListPage(page) => {
+                self.relists.entry(scope_key).or_default().extend(page);
+                false
+            }
+            EventBody::ListDone => {
+                let listed = self.relists.remove(&scope_key).unwrap_or_default();
+                let mut changed = self.forget_scope(kind, scope);
+                for object in listed {
+                    changed |= self.upsert(object);
+                }
+                changed
+            }
+            EventBody::Upserted(object) => self.upsert(object),
+            EventBody::Deleted(object) => self.remove(&(kind, object.namespace, object.name)),
+            // Refused: what was read before is stale now.
+            EventBody::Forbidden => {
+                self.relists.remove(&scope_key);
+                self.forget_scope(kind, scope)
+            }
+            EventBody::WatchEnded => false,
+        }
+    }
+
+    fn upsert(&mut self, object: StoredObject) -> bool {
+        let value: Value = match serde_json::from_str(&object.json) {
+            Ok(value) => value,
+            // A projection is always JSON the server wrote itself.
+            Err(_) => return false,
+        };
+        let key = (object.kind, object.namespace, object.name);
+        let held = Held {
+            value,
+            bytes: object.json.len() + key.1.len() + key.2.len(),
+        };
+        if self
+            .objects
+            .get(&key)
+            .is_some_and(|h| h.value == held.value)
+        {
+            return false;
+        }
+        self.bytes += held.bytes;
+        if let Some(previous) = self.objects.insert(key, held) {
+            self.bytes -= previous.bytes;
+        }
+        true
+    }
+
+    fn remove(&mut self, key: &QueueKey) -> bool {
+        match self.objects.remove(key) {
+            Some(held) => {
+                self.bytes -= held.bytes;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Drops every object of `kind` in `scope` (a relist replaces them).
+    fn forget_scope(&mut self, kind: ObjectKind, scope: &Option<String>) -> bool {
+        let gone: Vec<QueueKey> = self
+            .objects
+            .keys()
+            .filter(|(k, ns, _)| *k == kind && scope.as_ref().is_none_or(|s| s == ns))
+            .cloned()
+            .collect();
+        let mut changed = false;
+        for key in gone {
+            changed |= self.remove(&key);
+        }
+        changed
+    }
+
+    /// How many queue objects are held.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether none is held: then no job has queue facts, as in the CLI.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Bytes of the projections held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn of_kind<'t>(
+        &'t self,
+        kind: ObjectKind,
+        namespace: &'t str,
+    ) -> impl Iterator<Item = (&'t str, &'t Value)> + 't {
+        self.objects
+            .range((kind, namespace.to_string(), String::new())..)
+            .take_while(move |((k, ns, _), _)| *k == kind && ns == namespace)
+            .map(|((_, _, name), held)| (name.as_str(), &held.value))
+    }
+}
+
+/// What one TrainJob's queue facts are read from, copied out of the store
+/// so that the caller's access can be reviewed after its lock is released.
+#[derive(Debug, Clone)]
+pub struct Gathered {
+    namespace: String,
+    trainjob: Value,
+    /// Section 4's pick among its Workloads.
+    workload: Option<Value>,
+    local_queues: BTreeMap<String, Value>,
+    cluster_queues: BTreeMap<String, Value>,
+    /// The Workload that preempted it, when its conditions name one that is
+    /// stored, with its namespace.
+    preemptor: Option<(String, String, Value)>,
+}
+
+/// The objects the queue facts of the TrainJob `name` in `namespace` read;
+/// `None` without such a TrainJob, or when no queue object is held at all.
+pub fn gather(store: &Store, namespace: &str, name: &str) -> Option<Gathered> {
+    if store.queues.is_empty() {
+        return None;
+    }
+    let trainjob = store.get(ObjectKind::TrainJob, namespace, name)?;
+    let workloads: Vec<Value> = store
+        .linker
+        .read_by(&Linked::of(trainjob))
+        .iter()
+        .filter(|key| matches!(key, Linked::Object(ObjectKind::Workload, _)))
+        .filter_map(|key| store.linked_object(key))
+        .map(|w| w.value())
+        .collect();
+    let workload = queue::pick_workload(&workloads).cloned();
+    let preemptor = workload
+        .as_ref()
+        .and_then(queue::preemptor_uid_of)
+        .and_then(|uid| store.workload_by_uid(uid))
+        .map(|w| (w.namespace.clone(), w.uid.clone(), w.value()));
+    let local_queues = store
+        .queues
+        .of_kind(ObjectKind::LocalQueue, namespace)
+        .map(|(name, v)| (name.to_string(), v.clone()))
+        .collect();
+    let cluster_queues = store
+        .queues
+        .of_kind(ObjectKind::ClusterQueue, "")
+        .map(|(name, v)| (name.to_string(), v.clone()))
+        .collect();
+    Some(Gathered {
+        namespace: namespace.to_string(),
+        trainjob: trainjob.value(),
+        workload,
+        local_queues,
+        cluster_queues,
+        preemptor,
+    })
+}
+
+/// What the caller may read beyond the TrainJob's own namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowed {
+    /// `get` on the ClusterQueue the LocalQueue names.
+    pub cluster_queue: bool,
+    /// The namespace of the preemptor, when it is another.
+    pub preemptor_namespace: bool,
+}
+
+impl Allowed {
+    /// Everything readable: no caller to ask for (auth off, the CLI).
+    pub const ALL: Allowed = Allowed {
+        cluster_queue: true,
+        preemptor_namespace: true,
+    };
+}
+
+/// The objects of [`Gathered`] as one caller may read them.
+struct AsAllowed<'g> {
+    gathered: &'g Gathered,
+    allowed: Allowed,
+}
+
+impl QueueObjects for AsAllowed<'_> {
+    fn local_queue(&self, namespace: &str, name: &str) -> Lookup<'_> {
+        // Only the TrainJob's own namespace is gathered; the caller may
+        // see it, or it would not be asking.
+        match self.gathered.local_queues.get(name) {
+            Some(v) if namespace == self.gathered.namespace => Lookup::Found(v),
+            _ => Lookup::NotFound,
+        }
+    }
+
+    fn cluster_queue(&self, name: &str) -> Lookup<'_> {
+        match self.gathered.cluster_queues.get(name) {
+            _ if !self.allowed.cluster_queue => Lookup::NotReadable,
+            Some(v) => Lookup::Found(v),
+            None => Lookup::NotFound,
+        }
+    }
+
+    fn workload_by_uid(&self, uid: &str) -> Lookup<'_> {
+        match &self.gathered.preemptor {
+            Some((namespace, held_uid, v)) if held_uid == uid => {
+                if *namespace == self.gathered.namespace || self.allowed.preemptor_namespace {
+                    Lookup::Found(v)
+                } else {
+                    Lookup::NotReadable
+                }
+            }
+            _ => Lookup::NotFound,
+        }
+    }
+}
+
+impl Gathered {
+    /// The queue facts as a caller with `allowed` may read them.
+    pub fn facts(&self, allowed: Allowed) -> Option<QueueFacts> {
+        let objects = AsAllowed {
+            gathered: self,
+            allowed,
+        };
+        queue::facts(&self.trainjob, self.workload.as_ref(), &objects)
+    }
+
+    /// The facts as the caller may see them: `get` on the ClusterQueue
+    /// the LocalQueue names is reviewed, and so is the preemptor's
+    /// namespace when it is not the TrainJob's. `caller` is `None` when
+    /// nobody is signed in (auth off).
+    pub async fn facts_for(
+        &self,
+        auth: &Authenticator,
+        caller: Option<(&str, &Identity)>,
+    ) -> Result<Option<QueueFacts>, auth::Error> {
+        let Some(everything) = self.facts(Allowed::ALL) else {
+            return Ok(None);
+        };
+        let Some((token, identity)) = caller else {
+            return Ok(Some(everything));
+        };
+        let cluster_queue = match &everything.cluster_queue {
+            Some(name) => auth.may_get_cluster_queue(token, identity, name).await?,
+            None => true,
+        };
+        let preemptor_namespace = match &self.preemptor {
+            Some((namespace, _, _)) if *namespace != self.namespace => {
+                auth.may_see_namespace(token, identity, namespace, None, auth::Spend::Request)
+                    .await?
+            }
+            _ => true,
+        };
+        Ok(self.facts(Allowed {
+            cluster_queue,
+            preemptor_namespace,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::projection::project;
+    use crate::serve::store::{StoreLimits, WatchEvent};
+    use classify_wasm::queue::Wait;
+    use serde_json::json;
+    use std::time::Instant;
+
+    fn stored(kind: ObjectKind, v: Value) -> StoredObject {
+        project(kind, &v).expect("stored")
+    }
+
+    fn event(kind: ObjectKind, scope: Option<&str>, body: EventBody) -> WatchEvent {
+        WatchEvent {
+            kind,
+            scope: scope.map(str::to_string),
+            body,
+            received: Instant::now(),
+        }
+    }
+
+    fn local_queue(namespace: &str, name: &str) -> StoredObject {
+        stored(
+            ObjectKind::LocalQueue,
+            json!({"metadata": {"name": name, "namespace": namespace},
+                "spec": {"clusterQueue": "gpu-cq"},
+                "status": {"pendingWorkloads": 3, "admittedWorkloads": 7}}),
+        )
+    }
+
+    fn cluster_queue(reserved: &str) -> StoredObject {
+        stored(
+            ObjectKind::ClusterQueue,
+            json!({"metadata": {"name": "gpu-cq"},
+                "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+                    "flavors": [{"name": "a100", "resources": [
+                        {"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
+                "status": {"flavorsReservation": [{"name": "a100", "resources": [
+                    {"name": "nvidia.com/gpu", "total": reserved}]}]}}),
+        )
+    }
+
+    fn trainjob(namespace: &str, name: &str, uid: &str) -> StoredObject {
+        stored(
+            ObjectKind::TrainJob,
+            json!({"metadata": {"name": name, "namespace": namespace, "uid": uid,
+                "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+                "spec": {"suspend": true}}),
+        )
+    }
+
+    fn workload(namespace: &str, uid: &str, trainjob: (&str, &str), extra: Value) -> StoredObject {
+        let mut w = json!({"metadata": {"name": format!("w-{uid}"), "namespace": namespace,
+                "uid": uid, "labels": {"kueue.x-k8s.io/job-uid": trainjob.1},
+                "ownerReferences": [{"kind": "TrainJob", "name": trainjob.0, "uid": trainjob.1}]},
+            "spec": {"queueName": "main", "podSets": [{"name": "node", "count": 4,
+                "template": {"spec": {"containers": [{"name": "node",
+                    "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}}]},
+            "status": {"conditions": [{"type": "QuotaReserved", "status": "False",
+                "reason": "Pending", "message": "couldn't assign flavors"}]}});
+        if let (Some(w), Some(extra)) = (w.as_object_mut(), extra.as_object()) {
+            for (k, v) in extra {
+                w.insert(k.clone(), v.clone());
+            }
+        }
+        stored(ObjectKind::Workload, w)
+    }
+
+    /// A store with team-a's TrainJob `llm` waiting for 32 GPUs, its
+    /// LocalQueue, and the ClusterQueue with `reserved` GPUs reserved.
+    fn store_with(reserved: &str, workload_extra: Value) -> Store {
+        let mut store = Store::new(StoreLimits::default());
+        let upsert = |kind, scope, object| event(kind, scope, EventBody::Upserted(object));
+        for e in [
+            upsert(
+                ObjectKind::TrainJob,
+                Some("team-a"),
+                trainjob("team-a", "llm", "tj1"),
+            ),
+            upsert(
+                ObjectKind::Workload,
+                Some("team-a"),
+                workload("team-a", "w1", ("llm", "tj1"), workload_extra),
+            ),
+            upsert(
+                ObjectKind::LocalQueue,
+                Some("team-a"),
+                local_queue("team-a", "main"),
+            ),
+            upsert(ObjectKind::ClusterQueue, None, cluster_queue(reserved)),
+        ] {
+            let queue = e.kind.is_queue();
+            let deltas = store.apply(e);
+            assert_eq!(deltas.is_empty(), queue, "only queues make no deltas");
+        }
+        store
+    }
+
+    #[test]
+    fn a_waiting_job_is_told_what_must_be_released() {
+        let store = store_with("56", json!({}));
+        let gathered = gather(&store, "team-a", "llm").expect("queues are held");
+        let facts = gathered.facts(Allowed::ALL).expect("it names a LocalQueue");
+        assert_eq!(facts.wait, Wait::Quota, "{facts:?}");
+        assert_eq!(facts.local_queue, "team-a/main");
+        assert!(
+            facts.sentence.starts_with(
+                "needs 32 nvidia.com/gpu; ClusterQueue gpu-cq has 8 of 64 free in flavor a100 (56 reserved); 24 more must be released"
+            ),
+            "{}",
+            facts.sentence
+        );
+        // Released: it fits.
+        let store = store_with("32", json!({}));
+        let facts = gather(&store, "team-a", "llm")
+            .and_then(|g| g.facts(Allowed::ALL))
+            .expect("facts");
+        assert_eq!(facts.wait, Wait::Fits, "{facts:?}");
+    }
+
+    #[test]
+    fn a_cluster_queue_the_caller_may_not_get_is_withheld() {
+        let store = store_with("56", json!({}));
+        let gathered = gather(&store, "team-a", "llm").expect("gathered");
+        let facts = gathered
+            .facts(Allowed {
+                cluster_queue: false,
+                preemptor_namespace: true,
+            })
+            .expect("facts");
+        assert_eq!(facts.wait, Wait::ClusterQueueNotReadable);
+        assert!(facts.room.is_empty(), "no quota shown: {facts:?}");
+        assert!(!facts.sentence.contains("64"), "{}", facts.sentence);
+        assert!(facts.sentence.contains("3 pending"), "{}", facts.sentence);
+    }
+
+    #[test]
+    fn a_preemptor_is_named_only_where_the_caller_may_look() {
+        let preempted = json!({"status": {"conditions": [
+            {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "x"},
+            {"type": "Preempted", "status": "True", "reason": "InClusterQueue",
+             "message": "Preempted to accommodate a workload (UID: wb, JobUID: tjb) due to prioritization in the ClusterQueue"}]}});
+        let mut store = store_with("56", preempted);
+        let mut preemptor = workload("team-b", "wb", ("llm-70b", "tjb"), json!({}));
+        let mut value = preemptor.value();
+        value["spec"]["priority"] = json!(1000);
+        value["status"] = json!({"admission": {"clusterQueue": "gpu-cq"}});
+        preemptor = stored(ObjectKind::Workload, value);
+        store.apply(event(
+            ObjectKind::Workload,
+            Some("team-b"),
+            EventBody::Upserted(preemptor),
+        ));
+        let gathered = gather(&store, "team-a", "llm").expect("gathered");
+        let seen = gathered.facts(Allowed::ALL).expect("facts");
+        assert_eq!(
+            seen.preempted_by.as_deref(),
+            Some("preempted by team-b/llm-70b (priority 1000) in ClusterQueue gpu-cq")
+        );
+        let hidden = gathered
+            .facts(Allowed {
+                cluster_queue: true,
+                preemptor_namespace: false,
+            })
+            .expect("facts");
+        assert_eq!(
+            hidden.preempted_by.as_deref(),
+            Some("preempted by a workload in another namespace")
+        );
+    }
+
+    #[test]
+    fn without_queues_no_job_has_facts() {
+        let mut store = Store::new(StoreLimits::default());
+        store.apply(event(
+            ObjectKind::TrainJob,
+            Some("team-a"),
+            EventBody::Upserted(trainjob("team-a", "llm", "tj1")),
+        ));
+        assert!(gather(&store, "team-a", "llm").is_none());
+        let store = store_with("0", json!({}));
+        assert!(
+            gather(&store, "team-a", "nope").is_none(),
+            "no such TrainJob"
+        );
+    }
+
+    #[test]
+    fn a_relist_replaces_the_scope_and_a_refusal_forgets_it() {
+        let mut table = QueueTable::default();
+        let scope = Some("team-a".to_string());
+        let kind = ObjectKind::LocalQueue;
+        assert!(!table.apply(kind, &scope, EventBody::ListStarted));
+        let page = vec![
+            local_queue("team-a", "main"),
+            local_queue("team-a", "batch"),
+        ];
+        assert!(!table.apply(kind, &scope, EventBody::ListPage(page)));
+        assert!(table.apply(kind, &scope, EventBody::ListDone));
+        assert_eq!(table.len(), 2);
+        let bytes = table.bytes();
+        assert!(bytes > 0);
+        // The same object again changes nothing.
+        assert!(!table.apply(
+            kind,
+            &scope,
+            EventBody::Upserted(local_queue("team-a", "main"))
+        ));
+        // Another namespace's scope is untouched by team-a's relist.
+        let other = Some("team-b".to_string());
+        table.apply(
+            kind,
+            &other,
+            EventBody::Upserted(local_queue("team-b", "main")),
+        );
+        table.apply(kind, &scope, EventBody::ListStarted);
+        table.apply(
+            kind,
+            &scope,
+            EventBody::ListPage(vec![local_queue("team-a", "main")]),
+        );
+        assert!(
+            table.apply(kind, &scope, EventBody::ListDone),
+            "batch is gone"
+        );
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.of_kind(kind, "team-a").count(), 1);
+        assert!(table.apply(
+            kind,
+            &other,
+            EventBody::Deleted(local_queue("team-b", "main"))
+        ));
+        assert!(table.apply(kind, &scope, EventBody::Forbidden));
+        assert!(table.is_empty());
+        assert_eq!(table.bytes(), 0, "every byte is given back");
+    }
+}
