@@ -434,14 +434,13 @@ async fn start_up_needs_auth_delegator_and_deploy_grants_exactly_what_is_read() 
         "trainingruntimes.trainer.kubeflow.org",
         "jobsets.jobset.x-k8s.io",
         "workloads.kueue.x-k8s.io",
-        "localqueues.kueue.x-k8s.io",
         "pods",
     ] {
         for verb in ["get", "list", "watch"] {
             must.push(vec![verb, resource, "-n", "team-a"]);
         }
     }
-    for resource in ["nodes", "namespaces", "clusterqueues.kueue.x-k8s.io"] {
+    for resource in ["nodes", "namespaces"] {
         for verb in ["get", "list", "watch"] {
             must.push(vec![verb, resource]);
         }
