@@ -251,7 +251,26 @@ async fn prometheus_scrapes_promql_agrees_with_find_and_alertmanager_delivers_tr
     .await;
     assert_eq!(up.len(), 1, "{up:?}\n{}", prom.log());
 
-    oom_failure(&emu, "llm");
+    // The OOMKilled pod is in the store before its TrainJob fails: pods and
+    // TrainJobs come through separate watches, and a failure seen first
+    // would be counted, and alerted on, as `unknown` for a moment.
+    let uid = create_trainjob(&emu, "llm", "s1");
+    create_jobset(&emu, "llm", "s1", &uid);
+    let pod = create_oom_pod(&emu, "llm", "s1", 0);
+    let inspect = format!("/api/v1/namespaces/{NS}/objects/pods/{pod}");
+    eventually(60, "the OOMKilled pod is stored", || {
+        let inspect = inspect.clone();
+        async move {
+            (get_as(server.addr, &inspect, ALICE_TOKEN)
+                .await
+                .status
+                .as_u16()
+                == 200)
+                .then_some(())
+        }
+    })
+    .await;
+    fail_trainjob(&emu, "llm", "s1");
     // PromQL and the Find JSON agree, once the failure is in both.
     let jobs = ["run", "llm"];
     let agreed = eventually(60, "PromQL agrees with Find", || {
