@@ -216,8 +216,16 @@ impl HealthBoard {
     pub fn up_by_kind(&self) -> BTreeMap<ObjectKind, bool> {
         let mut up = BTreeMap::new();
         for health in self.entries().values() {
+            // A forbidden Node watch, and queues not served or not
+            // granted, leave nothing stale: the server was told it may
+            // not, or cannot, read them, and says so on /readyz.
+            let optional_missing = matches!(
+                health.state,
+                WatchState::Forbidden | WatchState::NotServed | WatchState::UnknownVersions(_)
+            ) && health.kind.is_queue();
             let this = health.state == WatchState::Ok
-                || (health.state == WatchState::Forbidden && health.kind == ObjectKind::Node);
+                || (health.state == WatchState::Forbidden && health.kind == ObjectKind::Node)
+                || optional_missing;
             *up.entry(health.kind).or_insert(true) &= this;
         }
         up
@@ -287,6 +295,40 @@ mod tests {
         assert!(!board.unhealthy_too_long(Instant::now() + Duration::from_secs(3600)));
         board.set_state(ObjectKind::Node, &None, WatchState::Failing);
         assert!(board.unhealthy_too_long(Instant::now() + Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn queues_never_make_unready_and_are_down_only_when_failing() {
+        let scope = Some("a".to_string());
+        let board = HealthBoard::new(
+            &[
+                (ObjectKind::LocalQueue, scope.clone()),
+                (ObjectKind::ClusterQueue, None),
+            ],
+            Duration::ZERO,
+        );
+        let later = || Instant::now() + Duration::from_secs(3600);
+        board.set_state(ObjectKind::LocalQueue, &scope, WatchState::NotServed);
+        board.set_state(ObjectKind::ClusterQueue, &None, WatchState::Forbidden);
+        assert!(!board.unhealthy_too_long(later()));
+        let up = board.up_by_kind();
+        assert_eq!(
+            up.get(&ObjectKind::LocalQueue),
+            Some(&true),
+            "not served: nothing stale"
+        );
+        assert_eq!(
+            up.get(&ObjectKind::ClusterQueue),
+            Some(&true),
+            "not granted"
+        );
+        board.set_state(ObjectKind::ClusterQueue, &None, WatchState::Failing);
+        assert!(!board.unhealthy_too_long(later()), "still ready");
+        assert_eq!(
+            board.up_by_kind().get(&ObjectKind::ClusterQueue),
+            Some(&false),
+            "but down, so DispatchDashWatchDown tells of facts going stale"
+        );
     }
 
     #[test]
