@@ -300,7 +300,7 @@ impl Gathered {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::serve::projection::project;
     use crate::serve::store::{StoreLimits, WatchEvent};
@@ -330,16 +330,19 @@ mod tests {
         )
     }
 
+    /// ClusterQueue `gpu-cq`: 64 GPUs of flavor a100, `reserved` of them
+    /// reserved. Shared with the HTTP tests.
+    pub(crate) fn cluster_queue_value(reserved: &str) -> Value {
+        json!({"metadata": {"name": "gpu-cq"},
+            "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+                "flavors": [{"name": "a100", "resources": [
+                    {"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
+            "status": {"flavorsReservation": [{"name": "a100", "resources": [
+                {"name": "nvidia.com/gpu", "total": reserved}]}]}})
+    }
+
     fn cluster_queue(reserved: &str) -> StoredObject {
-        stored(
-            ObjectKind::ClusterQueue,
-            json!({"metadata": {"name": "gpu-cq"},
-                "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
-                    "flavors": [{"name": "a100", "resources": [
-                        {"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
-                "status": {"flavorsReservation": [{"name": "a100", "resources": [
-                    {"name": "nvidia.com/gpu", "total": reserved}]}]}}),
-        )
+        stored(ObjectKind::ClusterQueue, cluster_queue_value(reserved))
     }
 
     fn trainjob(namespace: &str, name: &str, uid: &str) -> StoredObject {

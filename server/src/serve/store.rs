@@ -457,11 +457,8 @@ impl Store {
     /// Folds one watch event in; returns what changed.
     pub fn apply(&mut self, event: WatchEvent) -> Vec<Delta> {
         if event.kind.is_queue() {
-            let synced = matches!(event.body, EventBody::ListDone | EventBody::Forbidden);
+            // No scope of theirs is awaited for readiness, so none is marked.
             self.queues.apply(event.kind, &event.scope, event.body);
-            if synced {
-                self.synced.insert((event.kind, event.scope));
-            }
             return Vec::new();
         }
         let mut deltas = Vec::new();
@@ -729,11 +726,6 @@ impl Store {
             .get(&ObjectKind::Workload)?
             .values()
             .find(|w| w.uid == uid)
-    }
-
-    /// How many LocalQueues and ClusterQueues are held, and their bytes.
-    pub fn queue_objects(&self) -> (usize, usize) {
-        (self.queues.len(), self.queues.bytes())
     }
 
     fn linked(&self, key: &Linked) -> Option<&Arc<StoredObject>> {

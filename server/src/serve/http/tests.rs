@@ -627,12 +627,7 @@ async fn find_and_inspect_carry_a_queued_trainjobs_queue_facts() {
         ),
         event(
             ObjectKind::ClusterQueue,
-            json!({"metadata": {"name": "gpu-cq"},
-                "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
-                    "flavors": [{"name": "a100", "resources": [
-                        {"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
-                "status": {"flavorsReservation": [{"name": "a100", "resources": [
-                    {"name": "nvidia.com/gpu", "total": "56"}]}]}}),
+            crate::serve::queues::tests::cluster_queue_value("56"),
         ),
     ]);
     let sentence = "needs 32 nvidia.com/gpu; ClusterQueue gpu-cq has 8 of 64 free in flavor a100 (56 reserved); 24 more must be released";
