@@ -29,11 +29,17 @@ pub enum Kind {
     /// only served when the emulator is configured with Kueue, in the
     /// versions [`crate::WorkloadVersions`] says.
     Workload,
+    /// `kueue.x-k8s.io` `localqueues` (namespaced), versioned as Workload.
+    LocalQueue,
+    /// `kueue.x-k8s.io` `clusterqueues` (cluster-scoped), versioned as
+    /// Workload; `v1beta1` names the cohort `spec.cohort` where the stored
+    /// `v1beta2` names it `spec.cohortName` (see [`Kind::convert`]).
+    ClusterQueue,
 }
 
 impl Kind {
     /// Every kind, in a fixed order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Pod,
         Kind::Node,
         Kind::Namespace,
@@ -41,7 +47,16 @@ impl Kind {
         Kind::TrainingRuntime,
         Kind::JobSet,
         Kind::Workload,
+        Kind::LocalQueue,
+        Kind::ClusterQueue,
     ];
+
+    /// Whether this kind is Kueue's: served only with Kueue, at the
+    /// versions [`crate::WorkloadVersions`] says (one Kueue release serves
+    /// all of its kinds at the same versions).
+    pub fn is_kueue(self) -> bool {
+        matches!(self, Kind::Workload | Kind::LocalQueue | Kind::ClusterQueue)
+    }
 
     /// The API group (`""` for core).
     pub fn group(self) -> &'static str {
@@ -49,7 +64,7 @@ impl Kind {
             Kind::Pod | Kind::Node | Kind::Namespace => "",
             Kind::TrainJob | Kind::TrainingRuntime => "trainer.kubeflow.org",
             Kind::JobSet => "jobset.x-k8s.io",
-            Kind::Workload => "kueue.x-k8s.io",
+            Kind::Workload | Kind::LocalQueue | Kind::ClusterQueue => "kueue.x-k8s.io",
         }
     }
 
@@ -67,7 +82,7 @@ impl Kind {
             Kind::Pod | Kind::Node | Kind::Namespace => &["v1"],
             Kind::TrainJob | Kind::TrainingRuntime => &["v1alpha1"],
             Kind::JobSet => &["v1alpha2"],
-            Kind::Workload => &["v1beta2", "v1beta1"],
+            Kind::Workload | Kind::LocalQueue | Kind::ClusterQueue => &["v1beta2", "v1beta1"],
         }
     }
 
@@ -90,13 +105,48 @@ impl Kind {
     /// version is deprecated (the text of the CRD's `deprecationWarning`);
     /// [`crate::Emulator::deprecation`] says whether it is, as configured.
     pub fn deprecation(self, version: &str) -> Option<String> {
-        (self == Kind::Workload && version == "v1beta1").then(|| {
+        (self.is_kueue() && version == "v1beta1").then(|| {
             format!(
-                "{} Workload is deprecated; use {}",
+                "{} {} is deprecated; use {}",
                 self.api_version_at(version),
+                self.name(),
                 self.api_version()
             )
         })
+    }
+
+    /// `object`, stored at this kind's storage version, as served at
+    /// `version`: its `apiVersion`, and the one field whose name differs
+    /// between the versions dispatch-dash reads (a ClusterQueue's cohort).
+    pub fn convert(self, object: &Value, version: &str) -> Value {
+        let mut object = object.clone();
+        self.convert_in_place(&mut object, version);
+        object
+    }
+
+    /// As [`Kind::convert`], in place; also used to bring an object written
+    /// at another version to the storage version.
+    pub(crate) fn convert_in_place(self, object: &mut Value, version: &str) {
+        let Some(o) = object.as_object_mut() else {
+            return;
+        };
+        o.insert(
+            "apiVersion".into(),
+            Value::String(self.api_version_at(version)),
+        );
+        if self != Kind::ClusterQueue {
+            return;
+        }
+        let (from, to) = if version == "v1beta1" {
+            ("cohortName", "cohort")
+        } else {
+            ("cohort", "cohortName")
+        };
+        if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+            if let Some(cohort) = spec.remove(from) {
+                spec.insert(to.into(), cohort);
+            }
+        }
     }
 
     /// The `kind` field value.
@@ -109,6 +159,8 @@ impl Kind {
             Kind::TrainingRuntime => "TrainingRuntime",
             Kind::JobSet => "JobSet",
             Kind::Workload => "Workload",
+            Kind::LocalQueue => "LocalQueue",
+            Kind::ClusterQueue => "ClusterQueue",
         }
     }
 
@@ -122,6 +174,8 @@ impl Kind {
             Kind::TrainingRuntime => "trainingruntimes",
             Kind::JobSet => "jobsets",
             Kind::Workload => "workloads",
+            Kind::LocalQueue => "localqueues",
+            Kind::ClusterQueue => "clusterqueues",
         }
     }
 
@@ -135,12 +189,14 @@ impl Kind {
             Kind::TrainingRuntime => "trainingruntime",
             Kind::JobSet => "jobset",
             Kind::Workload => "workload",
+            Kind::LocalQueue => "localqueue",
+            Kind::ClusterQueue => "clusterqueue",
         }
     }
 
     /// Whether objects of this kind live in a namespace.
     pub fn namespaced(self) -> bool {
-        !matches!(self, Kind::Node | Kind::Namespace)
+        !matches!(self, Kind::Node | Kind::Namespace | Kind::ClusterQueue)
     }
 
     /// The kind of a list of these objects (`PodList`, ...).
@@ -178,6 +234,11 @@ impl Kind {
             "verbs": ["get", "list", "watch"],
         })
     }
+}
+
+/// The version part of an `apiVersion` (`v1`, `group/v1beta2`).
+pub(crate) fn version_of(api_version: &str) -> &str {
+    api_version.rsplit('/').next().unwrap_or(api_version)
 }
 
 impl fmt::Display for Kind {

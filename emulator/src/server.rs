@@ -302,13 +302,9 @@ fn group_doc(group: &str, versions: &[&str]) -> Value {
     json!({"name": group, "versions": listed, "preferredVersion": preferred})
 }
 
-/// Objects are served with the `apiVersion` of the path they were asked at.
-fn at_version(object: &Value, api_version: &str) -> Value {
-    let mut object = object.clone();
-    if let Some(o) = object.as_object_mut() {
-        o.insert("apiVersion".into(), Value::String(api_version.to_string()));
-    }
-    object
+/// Objects are served at the version of the path they were asked at.
+fn at_version(kind: Kind, object: &Value, api_version: &str) -> Value {
+    kind.convert(object, crate::kind::version_of(api_version))
 }
 
 /// A request for objects of one kind at one version.
@@ -462,7 +458,7 @@ async fn resource(
             format!("{}.{}", kind.plural(), kind.group())
         };
         return match emu.get(kind, &ns, &name) {
-            Some(obj) => ok(&at_version(&obj, &api_version)),
+            Some(obj) => ok(&at_version(kind, &obj, &api_version)),
             None => status(
                 StatusCode::NOT_FOUND,
                 "NotFound",
@@ -546,7 +542,7 @@ fn list(
             ));
         }
         last_key = Some(crate::store::object_key(&o));
-        page.push(at_version(&o, api_version));
+        page.push(at_version(kind, &o, api_version));
     }
     ok(&list_doc(kind, api_version, rv, page, None))
 }

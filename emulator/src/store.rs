@@ -240,9 +240,9 @@ impl Emulator {
         self.state().rv
     }
 
-    /// Whether `kind` is served (Workloads only with Kueue).
+    /// Whether `kind` is served (Kueue's kinds only with Kueue).
     pub fn serves(&self, kind: Kind) -> bool {
-        kind != Kind::Workload || self.inner.config.kueue
+        !kind.is_kueue() || self.inner.config.kueue
     }
 
     /// The versions `kind` is served at, the preferred one first; empty
@@ -250,7 +250,7 @@ impl Emulator {
     pub fn served_versions(&self, kind: Kind) -> &'static [&'static str] {
         match kind {
             _ if !self.serves(kind) => &[],
-            Kind::Workload => self.state().workload_versions.served(),
+            _ if kind.is_kueue() => self.state().workload_versions.served(),
             _ => kind.versions(),
         }
     }
@@ -260,12 +260,12 @@ impl Emulator {
         self.served_versions(kind).contains(&version)
     }
 
-    /// The warning a request for `kind` at `version` gets: Workloads at
-    /// `v1beta1` while `v1beta2` is served too (Kueue's CRD marks it
+    /// The warning a request for `kind` at `version` gets: Kueue's kinds
+    /// at `v1beta1` while `v1beta2` is served too (Kueue's CRDs mark it
     /// `deprecated: true` then; an older Kueue serving only `v1beta1` does
     /// not).
     pub fn deprecation(&self, kind: Kind, version: &str) -> Option<String> {
-        if kind == Kind::Workload && self.state().workload_versions != WorkloadVersions::Both {
+        if kind.is_kueue() && self.state().workload_versions != WorkloadVersions::Both {
             return None;
         }
         kind.deprecation(version)
@@ -291,9 +291,7 @@ impl Emulator {
         }
         // Stored once, at the storage version; served at whichever version
         // a request asks for.
-        if let Some(o) = obj.as_object_mut() {
-            o.insert("apiVersion".into(), Value::String(kind.api_version()));
-        }
+        kind.convert_in_place(obj, kind.version());
         Ok(kind)
     }
 

@@ -79,17 +79,12 @@ fn line(ty: &str, object: &Value) -> Bytes {
 
 /// An event line for `object`, sent at the watch's `apiVersion` (objects
 /// are stored at one version and served at the one asked for).
-fn object_line(ty: &str, object: &Value, api_version: &str) -> Bytes {
+fn object_line(ty: &str, kind: Kind, object: &Value, api_version: &str) -> Bytes {
     if object.get("apiVersion").and_then(Value::as_str) == Some(api_version) {
         return line(ty, object);
     }
-    let mut object = object.clone();
-    if let Some(o) = object.as_object_mut() {
-        o.insert("apiVersion".into(), Value::String(api_version.to_string()));
-    }
-    let mut s = json!({"type": ty, "object": object}).to_string();
-    s.push('\n');
-    Bytes::from(s)
+    let object = kind.convert(object, crate::kind::version_of(api_version));
+    line(ty, &object)
 }
 
 struct Watcher {
@@ -140,7 +135,7 @@ impl Watcher {
             Ok((rv, events)) => {
                 for ev in &events {
                     if let Some((ty, obj)) = self.spec.translate(ev) {
-                        let event = object_line(ty, &obj, &self.spec.api_version);
+                        let event = object_line(ty, self.spec.kind, &obj, &self.spec.api_version);
                         self.pending.push_back(event);
                     }
                 }
@@ -159,7 +154,8 @@ impl Watcher {
                 {
                     Ok((rv, items)) => {
                         for obj in items.iter().filter(|o| self.spec.selects(o)) {
-                            let event = object_line("ADDED", obj, &self.spec.api_version);
+                            let event =
+                                object_line("ADDED", self.spec.kind, obj, &self.spec.api_version);
                             self.pending.push_back(event);
                         }
                         self.last_rv = rv;

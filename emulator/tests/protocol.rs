@@ -583,3 +583,99 @@ async fn streaming_list_and_single_object_watch() {
         .unwrap();
     assert!(gone.unwrap().unwrap().is_none());
 }
+
+/// The queue kinds as the real client reads them: discovered in Kueue's
+/// group, a ClusterQueue cluster-scoped, and its cohort under the name of
+/// the version asked for (`cohortName` at v1beta2, `cohort` at v1beta1),
+/// in a get, a list and a watch alike.
+#[tokio::test]
+async fn queues_are_served_at_both_versions_with_the_cohort_renamed() {
+    use emulator::scenario::queues;
+    let emu = Emulator::new(config(true));
+    emu.create(queues::cluster_queue(queues::CLUSTER_QUEUE, 64, None))
+        .unwrap();
+    emu.create(queues::local_queue("team-a")).unwrap();
+    // Written at v1beta1 with `cohort`: stored with `cohortName`.
+    emu.create(
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+        "metadata": {"name": "old-cq"}, "spec": {"cohort": "legacy"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        emu.get(Kind::ClusterQueue, "", "old-cq").unwrap()["spec"]["cohortName"],
+        "legacy"
+    );
+    let (_server, client) = serve(&emu).await;
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    let kueue = discovery.get("kueue.x-k8s.io").unwrap();
+    let (cq_resource, caps) = kueue
+        .recommended_resources()
+        .into_iter()
+        .find(|(r, _)| r.kind == "ClusterQueue")
+        .unwrap();
+    assert_eq!(cq_resource.version, "v1beta2");
+    assert_eq!(caps.scope, kube::discovery::Scope::Cluster);
+    assert!(kueue
+        .recommended_resources()
+        .iter()
+        .any(|(r, c)| r.kind == "LocalQueue" && c.scope == kube::discovery::Scope::Namespaced));
+
+    let at = |version: &str, kind: &str, plural: &str| kube::discovery::ApiResource {
+        group: "kueue.x-k8s.io".into(),
+        version: version.into(),
+        api_version: format!("kueue.x-k8s.io/{version}"),
+        kind: kind.into(),
+        plural: plural.into(),
+    };
+    let v2: Api<kube::api::DynamicObject> = Api::all_with(
+        client.clone(),
+        &at("v1beta2", "ClusterQueue", "clusterqueues"),
+    );
+    let v1: Api<kube::api::DynamicObject> = Api::all_with(
+        client.clone(),
+        &at("v1beta1", "ClusterQueue", "clusterqueues"),
+    );
+    let got = v2.get(queues::CLUSTER_QUEUE).await.unwrap();
+    assert_eq!(got.data["spec"]["cohortName"], queues::COHORT);
+    assert!(got.data["spec"].get("cohort").is_none());
+    let old = v1.get(queues::CLUSTER_QUEUE).await.unwrap();
+    assert_eq!(old.data["spec"]["cohort"], queues::COHORT);
+    assert!(old.data["spec"].get("cohortName").is_none());
+    assert_eq!(
+        old.types.as_ref().unwrap().api_version,
+        "kueue.x-k8s.io/v1beta1"
+    );
+    let listed = v1.list(&ListParams::default()).await.unwrap();
+    let cohorts: Vec<_> = listed
+        .items
+        .iter()
+        .map(|q| q.data["spec"]["cohort"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(cohorts, [queues::COHORT, "legacy"]);
+
+    let lq: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "team-a",
+        &at("v1beta1", "LocalQueue", "localqueues"),
+    );
+    let local = lq.get(queues::LOCAL_QUEUE).await.unwrap();
+    assert_eq!(local.data["spec"]["clusterQueue"], queues::CLUSTER_QUEUE);
+
+    // A change seen through a v1beta1 watch carries the old name too.
+    let rv = listed.metadata.resource_version.unwrap();
+    let mut events = v1
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let mut renamed = queues::cluster_queue(queues::CLUSTER_QUEUE, 64, None);
+    renamed["spec"]["cohortName"] = json!("other");
+    emu.update(renamed).unwrap();
+    match events.try_next().await.unwrap() {
+        Some(WatchEvent::Modified(q)) => {
+            assert_eq!(q.data["spec"]["cohort"], "other");
+            assert!(q.data["spec"].get("cohortName").is_none());
+        }
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+}

@@ -368,3 +368,85 @@ async fn run_animates_the_cluster_until_shutdown() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(emu.resource_version(), rv, "the driver stopped");
 }
+
+/// Kueue's part of the demo keeps to its quota: over a run, jobs wait in
+/// line with the shortfall in their words and are admitted once quota frees;
+/// the reservation passes the nominal quota only by borrowing, within the
+/// borrowing limit, and the ClusterQueue's
+/// status is a true count of the Workloads after every step.
+#[test]
+fn the_queue_moves_within_its_quota() {
+    use scenario::queues;
+    let mut emu_config = config(true);
+    emu_config.history = 100_000;
+    let emu = Emulator::new(emu_config);
+    let sc_config = scenario_config(true, 5);
+    let nominal = queues::nominal_quota(sc_config.jobs, sc_config.pods_per_job);
+    let capacity = queues::capacity(sc_config.jobs, sc_config.pods_per_job);
+    let mut borrowed_at_some_point = false;
+    let mut sc = scenario::populate(&emu, sc_config);
+    let mut waited: BTreeSet<String> = BTreeSet::new();
+    let mut admitted_after_waiting = 0;
+    for _ in 0..80 {
+        sc.step(&emu);
+        let reserved = queues::reserved(&emu);
+        assert!(
+            reserved <= capacity,
+            "{reserved} GPUs reserved of {capacity}"
+        );
+        borrowed_at_some_point |= reserved > nominal;
+        let workloads = emu.list(Kind::Workload, None);
+        let mut pending = 0;
+        for w in &workloads {
+            let name = w["metadata"]["name"].as_str().unwrap().to_string();
+            if cond_is(w, "QuotaReserved", "True", None) {
+                if waited.remove(&name) {
+                    admitted_after_waiting += 1;
+                }
+            } else if let Some(c) = cond(w, "QuotaReserved") {
+                let words = c["message"].as_str().unwrap();
+                if words.contains("insufficient unused quota for nvidia.com/gpu in flavor a100") {
+                    let short: u64 = words
+                        .rsplit(", ")
+                        .next()
+                        .and_then(|t| t.strip_suffix(" more needed"))
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or_else(|| panic!("no shortfall in {words:?}"));
+                    assert!(short > 0 && short <= queues::asks(3), "{words}");
+                    waited.insert(name);
+                }
+            }
+            let out = w["spec"]["active"] == false
+                || cond_is(w, "Finished", "True", None)
+                || w["metadata"]["annotations"][objects::GATED_BY].is_string();
+            if !out && !cond_is(w, "QuotaReserved", "True", None) {
+                pending += 1;
+            }
+        }
+        let cq = emu
+            .get(Kind::ClusterQueue, "", queues::CLUSTER_QUEUE)
+            .unwrap();
+        assert_eq!(cq["status"]["pendingWorkloads"], pending);
+        let reservation = &cq["status"]["flavorsReservation"][0]["resources"][0];
+        assert_eq!(reservation["total"], reserved.to_string());
+        assert_eq!(
+            reservation["borrowed"],
+            reserved.saturating_sub(nominal).to_string()
+        );
+        let per_namespace: u64 = ["team-a", "team-b"]
+            .iter()
+            .map(|ns| {
+                emu.get(Kind::LocalQueue, ns, queues::LOCAL_QUEUE).unwrap()["status"]
+                    ["pendingWorkloads"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(per_namespace, pending);
+    }
+    assert!(
+        admitted_after_waiting > 0,
+        "no job waited for quota and was then admitted"
+    );
+    assert!(borrowed_at_some_point, "no job borrowed from the cohort");
+}

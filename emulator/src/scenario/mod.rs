@@ -10,6 +10,7 @@
 //! wall clock).
 
 pub mod objects;
+pub mod queues;
 mod steps;
 
 use std::collections::VecDeque;
@@ -247,11 +248,15 @@ impl Scenario {
         config.pods_per_job = config.pods_per_job.max(1);
         let node_count = (config.pods_per_job * 2).max(4);
         let nodes = (1..=node_count).map(|i| format!("gpu-node-{i}")).collect();
+        let nominal_gpus = queues::nominal_quota(config.jobs, config.pods_per_job);
+        let capacity_gpus = queues::capacity(config.jobs, config.pods_per_job);
         Scenario {
             ctx: Ctx {
                 rng: SplitMix64::new(config.seed),
                 config,
                 nodes,
+                nominal_gpus,
+                capacity_gpus,
             },
             jobs: Vec::new(),
             next_job: 1,
@@ -271,6 +276,15 @@ impl Scenario {
         for n in &self.ctx.nodes {
             // Ignore "already exists": populate may run against a kept state.
             let _ = emu.apply(objects::node(n, "True", &now));
+        }
+        if self.ctx.config.kueue {
+            let (jobs, pods) = (self.ctx.config.jobs, self.ctx.config.pods_per_job);
+            for cq in queues::cluster_queues(jobs, pods) {
+                let _ = emu.apply(cq);
+            }
+            for ns in &self.ctx.config.namespaces {
+                let _ = emu.apply(queues::local_queue(ns));
+            }
         }
         // One job of every story first (so every state is on show), then
         // random ones.
@@ -298,6 +312,15 @@ impl Scenario {
                 self.advance(emu, idx);
             }
         }
+        self.sync_queues(emu);
+    }
+
+    /// Kueue's queue controller: the queues' status from the Workloads.
+    fn sync_queues(&self, emu: &Emulator) {
+        if self.ctx.config.kueue {
+            let namespaces = &self.ctx.config.namespaces;
+            queues::sync(emu, namespaces, self.ctx.nominal_gpus, &now_rfc3339());
+        }
     }
 
     /// The stories of the jobs alive now (for tests and logs).
@@ -322,6 +345,7 @@ impl Scenario {
             let story = *self.ctx.rng.pick(&Story::ALL).unwrap_or(&Story::Completes);
             self.start_job(story);
         }
+        self.sync_queues(emu);
     }
 
     /// Steps every `config.pace` until `shutdown` completes.
@@ -378,17 +402,22 @@ impl Scenario {
     }
 }
 
-/// What every step needs besides the job: configuration, randomness, Nodes.
+/// What every step needs besides the job: configuration, randomness,
+/// Nodes, and the ClusterQueue's quota.
 #[derive(Debug)]
 struct Ctx {
     config: ScenarioConfig,
     rng: SplitMix64,
     nodes: Vec<String>,
+    /// The ClusterQueue's nominal GPU quota.
+    nominal_gpus: u64,
+    /// Its nominal quota and what it may borrow from the cohort.
+    capacity_gpus: u64,
 }
 
 impl Ctx {
     fn queue(&self) -> Option<&'static str> {
-        self.config.kueue.then_some("gpu")
+        self.config.kueue.then_some(queues::LOCAL_QUEUE)
     }
 
     /// Does what the controllers do at `step` (see the `steps` module).
@@ -400,7 +429,13 @@ impl Ctx {
             Step::Submit { gated, held } => self.submit(emu, job, gated, held, now),
             Step::OpenGate => self.open_gate(emu, job, now),
             Step::ReleaseHold => self.release_hold(emu, job, now),
-            Step::Admit => self.admit(emu, job, now),
+            // Kueue admits only within quota; a job that does not fit waits
+            // in line and is tried again at its next step.
+            Step::Admit => {
+                if !self.admit(emu, job, now) {
+                    job.script.push_front(Step::Admit);
+                }
+            }
             Step::Schedule => self.schedule(emu, job, now),
             Step::Succeed => self.succeed(emu, job, now),
             Step::ContainerFails { oom } => self.container_fails(emu, job, oom, now),
@@ -412,7 +447,11 @@ impl Ctx {
             Step::JobSetRestart => self.jobset_restart(emu, job, now),
             Step::KueueEvicts => self.kueue_evicts(emu, job, now),
             Step::UserSuspends => self.user_suspends(emu, job, now),
-            Step::UserResumes => self.user_resumes(emu, job, now),
+            Step::UserResumes => {
+                if !self.user_resumes(emu, job, now) {
+                    job.script.push_front(Step::UserResumes);
+                }
+            }
             Step::DeleteTrainJob => self.delete_trainjob(emu, job),
             Step::CleanUpOrphans => self.clean_up_orphans(emu, job, now),
         }

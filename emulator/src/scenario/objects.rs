@@ -135,7 +135,7 @@ pub fn workload(job: &JobRef, name: &str, trainjob_uid: &str, queue: &str, count
         },
         "spec": {
             "queueName": queue,
-            "podSets": [{"name": "node", "count": count}],
+            "podSets": [super::queues::pod_set(count)],
             "active": true,
         },
         "status": {"conditions": []},

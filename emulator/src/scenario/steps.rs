@@ -4,12 +4,30 @@
 use serde_json::{json, Value};
 
 use super::objects::{self, condition, remove_condition, set_condition, PodRef};
-use super::{Ctx, Job};
+use super::queues::{self, CLUSTER_QUEUE};
+use super::{Ctx, Job, Story};
 use crate::{field, Emulator, Kind};
 
-/// The Workload's `Evicted` message when Kueue preempts it.
-const PREEMPTED: &str =
-    "Preempted to accommodate a workload (UID: 1f2e) due to prioritization in the ClusterQueue";
+/// The Workload's `Evicted` message when Kueue preempts it for the
+/// Workload of UID `preemptor`.
+fn preempted(preemptor: &str) -> String {
+    format!("Preempted to accommodate a workload (UID: {preemptor}) due to prioritization in the ClusterQueue")
+}
+
+/// The priority of a job's Workload: the job Kueue preempts has the
+/// lowest, so that any other can be its preemptor.
+fn priority(story: Story) -> i64 {
+    if story == Story::KueuePreemption {
+        0
+    } else {
+        100
+    }
+}
+
+/// `Quota reserved in ClusterQueue …`, Kueue's words.
+fn quota_reserved_message() -> String {
+    format!("Quota reserved in ClusterQueue {CLUSTER_QUEUE}")
+}
 
 /// The message of a JobSet, TrainJob and Workload failed by a rank.
 const FAILED_JOBS: &str = "jobset failed due to one or more job failures";
@@ -70,9 +88,10 @@ impl Ctx {
             &job.job,
             &wl_name,
             &job.uid,
-            "gpu",
+            queues::LOCAL_QUEUE,
             self.config.pods_per_job,
         );
+        field::set(&mut wl, &["spec", "priority"], json!(priority(job.story)));
         if gated {
             field::set(
                 &mut wl,
@@ -107,7 +126,7 @@ impl Ctx {
                 ),
             );
         } else {
-            set_condition(&mut wl, quota_pending(now));
+            set_condition(&mut wl, self.quota_pending(emu, now));
         }
         if emu.create(wl).is_ok() {
             job.workload = Some(wl_name);
@@ -116,6 +135,7 @@ impl Ctx {
 
     /// `Step::OpenGate`: dispatch removes the admission gate.
     pub(super) fn open_gate(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
+        let pending = self.quota_pending(emu, now);
         let _ = emu.merge_patch(
             Kind::TrainJob,
             &job.job.namespace,
@@ -128,7 +148,7 @@ impl Ctx {
             {
                 a.remove(objects::GATED_BY);
             }
-            set_condition(wl, quota_pending(now));
+            set_condition(wl, pending);
         });
     }
 
@@ -136,6 +156,7 @@ impl Ctx {
     /// Workload, or unsuspends the TrainJob without Kueue).
     pub(super) fn release_hold(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
         if self.config.kueue {
+            let pending = self.quota_pending(emu, now);
             self.with_workload(emu, job, |wl| {
                 if let Some(a) =
                     field::at_mut(wl, &["metadata", "annotations"]).and_then(Value::as_object_mut)
@@ -144,7 +165,7 @@ impl Ctx {
                 }
                 field::set(wl, &["spec", "active"], json!(true));
                 remove_condition(wl, "Evicted");
-                set_condition(wl, quota_pending(now));
+                set_condition(wl, pending);
             });
         } else {
             let _ = emu.merge_patch(Kind::TrainJob, &job.job.namespace, &job.job.name(),
@@ -154,7 +175,12 @@ impl Ctx {
 
     /// `Step::Admit`: Kueue admits the Workload (or, without Kueue, the
     /// TrainJob is unsuspended); the JobSet and a new execution's pods.
-    pub(super) fn admit(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
+    /// Returns false, having changed nothing but the Workload's words, when
+    /// the job does not fit the ClusterQueue's free quota.
+    pub(super) fn admit(&mut self, emu: &Emulator, job: &mut Job, now: &str) -> bool {
+        if !self.fits(emu, job, now) {
+            return false;
+        }
         self.with_workload(emu, job, |wl| {
             field::set(wl, &["spec", "active"], json!(true));
             remove_condition(wl, "Evicted");
@@ -165,7 +191,7 @@ impl Ctx {
                     "QuotaReserved",
                     "True",
                     "QuotaReserved",
-                    "Quota reserved in ClusterQueue gpu",
+                    &quota_reserved_message(),
                     now,
                 ),
             );
@@ -189,7 +215,7 @@ impl Ctx {
             field::set(
                 wl,
                 &["status", "admission"],
-                json!({"clusterQueue": "gpu",
+                json!({"clusterQueue": CLUSTER_QUEUE,
                     "podSetAssignments": [{"name": "node", "count": count}]}),
             );
         });
@@ -202,6 +228,73 @@ impl Ctx {
         job.admission += 1;
         self.ensure_jobset(emu, job);
         self.new_execution(emu, job, now);
+        true
+    }
+
+    /// Kueue's quota check: whether the job's Workload fits the
+    /// ClusterQueue's free quota now. When it does not, its `QuotaReserved`
+    /// says by how much (written only when those words change).
+    fn fits(&self, emu: &Emulator, job: &Job, now: &str) -> bool {
+        if !self.config.kueue || job.workload.is_none() {
+            return true;
+        }
+        let asks = queues::asks(self.config.pods_per_job);
+        let free = self.capacity_gpus.saturating_sub(queues::reserved(emu));
+        if asks <= free {
+            return true;
+        }
+        let waiting = queues::waiting_for_quota(asks, free, now);
+        let Some(wl_name) = &job.workload else {
+            return false;
+        };
+        if let Some(mut wl) = emu.get(Kind::Workload, &job.job.namespace, wl_name) {
+            let said = wl
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter().any(|c| {
+                        c["type"] == "QuotaReserved" && c.get("message") == waiting.get("message")
+                    })
+                });
+            if !said {
+                set_condition(&mut wl, waiting);
+                let _ = emu.update(wl);
+            }
+        }
+        false
+    }
+
+    /// The `QuotaReserved=False` condition of a Workload entering the line
+    /// now, with the shortfall it has at this moment.
+    fn quota_pending(&self, emu: &Emulator, now: &str) -> Value {
+        let asks = queues::asks(self.config.pods_per_job);
+        let free = self.capacity_gpus.saturating_sub(queues::reserved(emu));
+        if asks <= free {
+            condition(
+                "QuotaReserved",
+                "False",
+                "Pending",
+                "the workload is waiting to be considered for admission",
+                now,
+            )
+        } else {
+            queues::waiting_for_quota(asks, free, now)
+        }
+    }
+
+    /// The UID of a Workload of higher priority than the job's, in the same
+    /// ClusterQueue: the one Kueue preempts the job for.
+    fn preemptor(&self, emu: &Emulator, job: &Job) -> String {
+        let own = priority(job.story);
+        emu.list(Kind::Workload, None)
+            .into_iter()
+            .filter(|wl| wl.pointer("/spec/queueName") == Some(&json!(queues::LOCAL_QUEUE)))
+            .filter(|wl| wl.pointer("/spec/priority").and_then(Value::as_i64) > Some(own))
+            .find(|wl| {
+                wl.pointer("/metadata/name").and_then(Value::as_str) != job.workload.as_deref()
+            })
+            .map(|wl| str_at(&wl, "/metadata/uid"))
+            .unwrap_or_else(|| "unknown".to_string())
     }
 
     /// `Step::Schedule`: the scheduler binds every pod to a ready Node and
@@ -398,25 +491,15 @@ impl Ctx {
     /// `Step::KueueEvicts`: Kueue preempts and requeues the Workload; the
     /// TrainJob is suspended and its pods go.
     pub(super) fn kueue_evicts(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
+        let message = preempted(&self.preemptor(emu, job));
+        let pending = self.quota_pending(emu, now);
         self.with_workload(emu, job, |wl| {
+            set_condition(wl, condition("Evicted", "True", "Preempted", &message, now));
             set_condition(
                 wl,
-                condition("Evicted", "True", "Preempted", PREEMPTED, now),
+                condition("Preempted", "True", "InClusterQueue", &message, now),
             );
-            set_condition(
-                wl,
-                condition("Preempted", "True", "InClusterQueue", PREEMPTED, now),
-            );
-            set_condition(
-                wl,
-                condition(
-                    "QuotaReserved",
-                    "False",
-                    "Pending",
-                    "couldn't assign flavors to pod set node: insufficient quota",
-                    now,
-                ),
-            );
+            set_condition(wl, pending);
             set_condition(
                 wl,
                 condition(
@@ -429,7 +512,7 @@ impl Ctx {
             );
             set_condition(
                 wl,
-                condition("Requeued", "True", "Preempted", PREEMPTED, now),
+                condition("Requeued", "True", "Preempted", &message, now),
             );
             if let Some(s) = field::at_mut(wl, &["status"]).and_then(Value::as_object_mut) {
                 s.remove("admission");
@@ -503,7 +586,12 @@ impl Ctx {
 
     /// `Step::UserResumes`: the TrainJob is unsuspended, the Workload
     /// reactivated and admitted; a new execution's pods are created.
-    pub(super) fn user_resumes(&mut self, emu: &Emulator, job: &mut Job, now: &str) {
+    /// Returns false, having changed nothing, when the job does not fit the
+    /// ClusterQueue's free quota.
+    pub(super) fn user_resumes(&mut self, emu: &Emulator, job: &mut Job, now: &str) -> bool {
+        if !self.fits(emu, job, now) {
+            return false;
+        }
         if let Some(mut tj) = emu.get(Kind::TrainJob, &job.job.namespace, &job.job.name()) {
             field::set(&mut tj, &["spec", "suspend"], json!(false));
             remove_condition(&mut tj, "Suspended");
@@ -518,7 +606,7 @@ impl Ctx {
                     "QuotaReserved",
                     "True",
                     "QuotaReserved",
-                    "Quota reserved in ClusterQueue gpu",
+                    &quota_reserved_message(),
                     now,
                 ),
             );
@@ -535,6 +623,7 @@ impl Ctx {
         });
         job.admission += 1;
         self.new_execution(emu, job, now);
+        true
     }
 
     /// `Step::DeleteTrainJob`: background deletion. The TrainJob goes now;
@@ -624,11 +713,6 @@ impl Ctx {
             let _ = emu.update(js);
         }
     }
-}
-
-fn quota_pending(now: &str) -> Value {
-    condition("QuotaReserved", "False", "Pending",
-        "couldn't assign flavors to pod set node: insufficient quota for nvidia.com/gpu in flavor a100, 16 more needed", now)
 }
 
 fn str_at(v: &Value, ptr: &str) -> String {
