@@ -497,10 +497,19 @@ impl<'v> ClusterQueue<'v> {
         };
         let clauses: Vec<String> = short.iter().map(|r| r.clause(named)).collect();
         let release = if let [only] = short.as_slice() {
-            format!(
-                "{} more must be released",
-                amount(&only.resource, only.short())
-            )
+            match only.short_borrowing() {
+                // In a cohort with a borrowing limit, releasing less lets it
+                // borrow the rest, when the cohort has that unused.
+                Some((cohort, less)) => format!(
+                    "{} more must be released, or {} if it borrows to its limit from cohort {cohort}",
+                    amount(&only.resource, only.short()),
+                    amount(&only.resource, less)
+                ),
+                None => format!(
+                    "{} more must be released",
+                    amount(&only.resource, only.short())
+                ),
+            }
         } else {
             let per_flavor: Vec<String> = per_flavor
                 .iter()
@@ -570,6 +579,18 @@ impl Row {
     /// What must be released for the ask to fit.
     fn short(&self) -> Quantity {
         sub(self.ask, self.unreserved())
+    }
+
+    /// With a cohort and a borrowing limit: the cohort, and what must be
+    /// released for the ask to fit by borrowing up to the limit.
+    fn short_borrowing(&self) -> Option<(&str, Quantity)> {
+        match &self.borrowing {
+            Some((cohort, Some(limit))) => Some((
+                cohort.as_str(),
+                sub(self.ask, add(self.unreserved(), *limit)),
+            )),
+            _ => None,
+        }
     }
 
     fn fits_borrowing(&self) -> bool {
