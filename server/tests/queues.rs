@@ -1,0 +1,186 @@
+//! Queue facts end to end: the emulator's demo (its Kueue reserving quota
+//! in a ClusterQueue and keeping LocalQueue and ClusterQueue status), the
+//! server watching both queue kinds through the real kube client, and Find
+//! and Inspect saying what a waiting job waits for, with the same numbers
+//! as the cluster, and following it when quota frees.
+//!
+//! The scenario is stepped by the test itself, never by a clock: each
+//! check waits for the server to catch up with a state the test made.
+
+mod common;
+
+use common::*;
+use emulator::scenario::{self, queues, ScenarioConfig};
+use emulator::Kind;
+use serde_json::Value;
+
+fn scenario_config() -> ScenarioConfig {
+    ScenarioConfig {
+        seed: 11,
+        jobs: 8,
+        pods_per_job: 2,
+        namespaces: vec![NS.into()],
+        kueue: true,
+        ..ScenarioConfig::default()
+    }
+}
+
+/// The name of a Workload of `NS` waiting for quota now, with its
+/// TrainJob's name and job id.
+fn waiting_for_quota(emu: &emulator::Emulator) -> Option<(String, String, String)> {
+    emu.list(Kind::Workload, Some(NS))
+        .into_iter()
+        .find_map(|wl| {
+            let words = wl["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "QuotaReserved" && c["status"] == "False")?["message"]
+                .as_str()?
+                .to_string();
+            if !words.contains("insufficient unused quota") || wl["spec"]["active"] == false {
+                return None;
+            }
+            let trainjob = wl["metadata"]["ownerReferences"][0]["name"]
+                .as_str()?
+                .to_string();
+            let tj = emu.get(Kind::TrainJob, NS, &trainjob)?;
+            let job = tj["metadata"]["labels"][scenario::objects::JOB_ID]
+                .as_str()?
+                .to_string();
+            Some((wl["metadata"]["name"].as_str()?.to_string(), trainjob, job))
+        })
+}
+
+fn trainjob_entry<'a>(found: &'a Value, trainjob: &str) -> Option<&'a Value> {
+    found
+        .as_array()?
+        .iter()
+        .find(|o| o["object"]["kind"] == "TrainJob" && o["object"]["name"] == trainjob)
+}
+
+#[tokio::test]
+async fn a_waiting_job_says_what_it_waits_for_and_follows_the_queue() {
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    let config = scenario_config();
+    let (jobs, pods) = (config.jobs, config.pods_per_job);
+    let mut sc = scenario::populate(&emu, config);
+    let mut waiting = waiting_for_quota(&emu);
+    for _ in 0..200 {
+        if waiting.is_some() {
+            break;
+        }
+        sc.step(&emu);
+        waiting = waiting_for_quota(&emu);
+    }
+    let (workload, trainjob, job) = waiting.expect("a job waits for quota within 200 steps");
+
+    let server = server(&running, Settings::default()).await;
+    let addr = server.addr;
+    ready(addr).await;
+    let find = format!("/api/v1/namespaces/{NS}/jobs/{job}");
+
+    // The cluster's numbers, as Kueue's status says them.
+    let capacity = queues::capacity(jobs, pods);
+    let nominal = queues::nominal_quota(jobs, pods);
+    let reserved = queues::reserved(&emu);
+    let asks = queues::asks(pods);
+    assert!(
+        asks + reserved > capacity,
+        "{asks} asked, {reserved} of {capacity} reserved"
+    );
+
+    let facts = eventually(20, "the waiting job's queue facts", || {
+        let find = find.clone();
+        let trainjob = trainjob.clone();
+        async move {
+            let (_, found) = get_json(addr, &find).await;
+            let queue = trainjob_entry(&found, &trainjob)?.get("queue")?.clone();
+            // The ClusterQueue's status may trail the Workloads by one
+            // watch event: wait for the reservation the cluster holds now.
+            let room = queue["room"].as_array()?.first()?.clone();
+            (room["reserved"].as_str()?.parse::<u64>().ok()? == reserved).then_some(queue)
+        }
+    })
+    .await;
+    assert_eq!(facts["localQueue"], format!("{NS}/{}", queues::LOCAL_QUEUE));
+    assert_eq!(facts["clusterQueue"], queues::CLUSTER_QUEUE);
+    assert_eq!(facts["neverFits"], false);
+    assert_eq!(facts["asks"][0]["resource"], queues::GPU);
+    assert_eq!(facts["asks"][0]["quantity"], asks.to_string());
+    let room = &facts["room"][0];
+    assert_eq!(room["flavor"], queues::FLAVOR);
+    assert_eq!(room["nominal"], nominal.to_string());
+    assert_eq!(room["fits"], false);
+    let sentence = facts["sentence"].as_str().expect("a sentence");
+    assert!(
+        sentence.starts_with(&format!("needs {asks} {}", queues::GPU)),
+        "{sentence}"
+    );
+    // The ClusterQueue lends its borrowing limit's worth as one job (see
+    // `queues::capacity`), so a waiting job is short even with borrowing,
+    // by what Kueue's own words on the Workload say.
+    let with_borrowing = asks + reserved - capacity;
+    assert!(
+        sentence.ends_with(&format!(
+            "ClusterQueue {} has 0 of {nominal} free in flavor {} ({reserved} reserved); {} more must be released, or {with_borrowing} if it borrows to its limit from cohort {}",
+            queues::CLUSTER_QUEUE,
+            queues::FLAVOR,
+            asks + reserved - nominal,
+            queues::COHORT
+        )),
+        "{sentence}"
+    );
+    let words = emu.get(Kind::Workload, NS, &workload).unwrap()["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "QuotaReserved")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        words.ends_with(&format!(", {with_borrowing} more needed")),
+        "{words}"
+    );
+    assert_eq!(facts["wait"], "quota");
+
+    // Inspect gives the same facts as Find.
+    let (_, inspected) = get_json(
+        addr,
+        &format!("/api/v1/namespaces/{NS}/objects/trainjobs/{trainjob}"),
+    )
+    .await;
+    assert_eq!(inspected["queue"], facts);
+
+    // The queue moves: step until the cluster admits the Workload, and the
+    // facts follow it.
+    let admitted = |emu: &emulator::Emulator| {
+        emu.get(Kind::Workload, NS, &workload).is_none_or(|wl| {
+            wl["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Admitted" && c["status"] == "True")
+            })
+        })
+    };
+    for _ in 0..400 {
+        if admitted(&emu) {
+            break;
+        }
+        sc.step(&emu);
+    }
+    assert!(admitted(&emu), "the waiting Workload was never admitted");
+    if emu.get(Kind::Workload, NS, &workload).is_some() {
+        eventually(20, "the facts of the admitted job", || {
+            let find = find.clone();
+            let trainjob = trainjob.clone();
+            async move {
+                let (_, found) = get_json(addr, &find).await;
+                let entry = trainjob_entry(&found, &trainjob)?;
+                (entry["queue"]["wait"] == "admitted").then_some(())
+            }
+        })
+        .await;
+    }
+}
