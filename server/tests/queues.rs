@@ -146,6 +146,19 @@ async fn a_waiting_job_says_what_it_waits_for_and_follows_the_queue() {
     );
     assert_eq!(facts["wait"], "quota");
 
+    // The queue objects held are counted, in objects and bytes: the
+    // LocalQueue of the one namespace watched and both ClusterQueues.
+    let (_, metrics) = get_text(addr, "/metrics", &[]).await;
+    assert_eq!(
+        metric_value(&metrics, "dispatch_dash_stored_queues"),
+        Some(3.0),
+        "{metrics}"
+    );
+    assert!(
+        metric_value(&metrics, "dispatch_dash_stored_queue_bytes").is_some_and(|b| b > 0.0),
+        "{metrics}"
+    );
+
     // Inspect gives the same facts as Find.
     let (_, inspected) = get_json(
         addr,

@@ -91,6 +91,20 @@ impl Collector for Scrape {
             "Stored pod projections.",
             pods as u64,
         )?;
+        let (queue_bytes, queue_objects) =
+            self.hub.with_store(|s| (s.queues.bytes(), s.queues.len()));
+        encode_gauge(
+            &mut encoder,
+            "dispatch_dash_stored_queue_bytes",
+            "Bytes held by stored LocalQueue and ClusterQueue projections.",
+            queue_bytes as u64,
+        )?;
+        encode_gauge(
+            &mut encoder,
+            "dispatch_dash_stored_queues",
+            "Stored LocalQueue and ClusterQueue projections.",
+            queue_objects as u64,
+        )?;
         self.connections.encode(&mut encoder)?;
         if let Some(notifier) = self.hub.notifier() {
             notifier.metrics().encode(&mut encoder)?;
