@@ -627,3 +627,129 @@ async fn workloads_served_only_in_an_unknown_version_are_named() {
     assert_eq!(observed["object"]["uid"], uid(&trainjob).as_str());
     server.shutdown().await.expect("clean shutdown");
 }
+
+/// Queue facts with Kueue's own queue CRDs and its sample queue setup
+/// (`config/samples/single-clusterqueue-setup.yaml`: a ResourceFlavor
+/// `default-flavor`, a ClusterQueue `cluster-queue` of 9 CPUs and 36Gi, a
+/// LocalQueue `user-queue`), their status written as Kueue's controller
+/// does, through the status subresource. The facts follow a reservation
+/// that changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_facts_follow_kueues_own_queues() {
+    let api = ApiServer::start(Workloads::WithQueues, &[NS]).await;
+    api.create(
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "default-flavor"}}),
+    )
+    .await;
+    let reservation = |cpu: &str, memory: &str| {
+        json!({"flavorsReservation": [{"name": "default-flavor", "resources": [
+                {"name": "cpu", "total": cpu, "borrowed": "0"},
+                {"name": "memory", "total": memory, "borrowed": "0"}]}],
+            "pendingWorkloads": 1, "reservingWorkloads": 1, "admittedWorkloads": 1,
+            "conditions": [objects::condition("Active", "True", "Ready", "Can admit new workloads", &now())]})
+    };
+    let cluster_queue = api
+        .create(
+            json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": "cluster-queue"},
+            "spec": {"namespaceSelector": {}, "resourceGroups": [{
+                "coveredResources": ["cpu", "memory"],
+                "flavors": [{"name": "default-flavor", "resources": [
+                    {"name": "cpu", "nominalQuota": 9},
+                    {"name": "memory", "nominalQuota": "36Gi"}]}]}]},
+            "status": reservation("4", "8Gi")}),
+        )
+        .await;
+    api.create(
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "user-queue", "namespace": NS},
+        "spec": {"clusterQueue": "cluster-queue"},
+        "status": {"pendingWorkloads": 1, "reservingWorkloads": 0, "admittedWorkloads": 0,
+            "conditions": [objects::condition("Active", "True", "Ready",
+                "Can submit new workloads to localQueue", &now())]}}),
+    )
+    .await;
+
+    let job = JobRef::new(NS, "llm-9", "s1");
+    let trainjob = create_trainjob(&api, "llm-9", Some("user-queue")).await;
+    let mut workload = objects::workload(
+        &job,
+        "trainjob-llm-9-s1-7c2d1",
+        &uid(&trainjob),
+        "user-queue",
+        2,
+    );
+    workload["apiVersion"] = json!("kueue.x-k8s.io/v1beta2");
+    workload["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"requests": {"cpu": "4", "memory": "8Gi"}});
+    workload["status"]["conditions"] = json!([objects::condition(
+        "QuotaReserved",
+        "False",
+        "Pending",
+        "couldn't assign flavors to pod set node: insufficient unused quota for cpu in flavor default-flavor, 3 more needed",
+        &now()
+    )]);
+    api.create(workload).await;
+
+    let server = dispatch_dash(&api.kubeconfig_yaml(), ModeChoice::Auto).await;
+    let addr = server.addr;
+    let (_, ready) = get_json(addr, "/readyz").await;
+    assert_eq!(
+        ready["apiVersions"]["ClusterQueue"], "kueue.x-k8s.io/v1beta2",
+        "{ready}"
+    );
+    assert_eq!(
+        ready["apiVersions"]["LocalQueue"], "kueue.x-k8s.io/v1beta2",
+        "{ready}"
+    );
+
+    let queue_of = |wait: &'static str| async move {
+        eventually(30, &format!("llm-9's queue facts say {wait}"), || async {
+            let found = observations(addr, "llm-9").await;
+            let queue = found.get(0)?.get("queue")?.clone();
+            (queue["wait"] == wait).then_some(queue)
+        })
+        .await
+    };
+    // 2 × 4 CPUs asked, 5 of 9 free: blocked on CPU; memory fits.
+    let blocked = queue_of("quota").await;
+    assert_eq!(blocked["localQueue"], format!("{NS}/user-queue"));
+    assert_eq!(blocked["clusterQueue"], "cluster-queue");
+    assert_eq!(blocked["neverFits"], false);
+    let rows = blocked["room"].as_array().expect("room");
+    let cpu = rows
+        .iter()
+        .find(|r| r["resource"] == "cpu")
+        .expect("a cpu row");
+    assert_eq!(
+        (&cpu["ask"], &cpu["free"], &cpu["nominal"], &cpu["fits"]),
+        (&json!("8"), &json!("5"), &json!("9"), &json!(false)),
+        "{blocked}"
+    );
+    let memory = rows
+        .iter()
+        .find(|r| r["resource"] == "memory")
+        .expect("a memory row");
+    assert_eq!(memory["fits"], true, "{blocked}");
+    let sentence = blocked["sentence"].as_str().expect("a sentence");
+    assert!(
+        sentence.starts_with("needs 8 cpu; ClusterQueue cluster-queue has 5 of 9 free in flavor default-flavor (4 reserved)"),
+        "{sentence}"
+    );
+
+    // Kueue's controller writes a smaller reservation: the facts follow.
+    api.patch_status(&cluster_queue, reservation("1", "8Gi"))
+        .await;
+    let fits = queue_of("fits").await;
+    let cpu = fits["room"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["resource"] == "cpu"))
+        .expect("a cpu row");
+    assert_eq!(
+        (&cpu["free"], &cpu["fits"]),
+        (&json!("8"), &json!(true)),
+        "{fits}"
+    );
+    server.shutdown().await.expect("clean shutdown");
+}

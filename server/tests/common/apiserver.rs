@@ -70,16 +70,20 @@ pub enum Workloads {
     V1beta1Only,
     /// Only v1beta3, a version dispatch-dash does not understand.
     V1beta3Only,
+    /// As [`Workloads::AsKueueShips`], with Kueue's ResourceFlavor,
+    /// ClusterQueue and LocalQueue CRDs too.
+    WithQueues,
 }
 
 impl Workloads {
-    fn crd_file(self) -> Option<&'static str> {
+    fn crd_files(self) -> &'static [&'static str] {
         match self {
-            Workloads::None => None,
-            Workloads::AsKueueShips => Some("workload-v1beta1-v1beta2.yaml"),
-            Workloads::V1beta2Only => Some("workload-v1beta2.yaml"),
-            Workloads::V1beta1Only => Some("workload-v1beta1.yaml"),
-            Workloads::V1beta3Only => Some("workload-v1beta3.yaml"),
+            Workloads::None => &[],
+            Workloads::AsKueueShips => &["workload-v1beta1-v1beta2.yaml"],
+            Workloads::V1beta2Only => &["workload-v1beta2.yaml"],
+            Workloads::V1beta1Only => &["workload-v1beta1.yaml"],
+            Workloads::V1beta3Only => &["workload-v1beta3.yaml"],
+            Workloads::WithQueues => &["workload-v1beta1-v1beta2.yaml", "queues.yaml"],
         }
     }
 }
@@ -200,7 +204,7 @@ impl ApiServer {
     async fn load_crds(&self, workloads: Workloads) {
         let dir = crd_dir();
         let mut files = vec!["trainer.yaml", "jobset.yaml"];
-        files.extend(workloads.crd_file());
+        files.extend(workloads.crd_files());
         let mut names = Vec::new();
         for file in files {
             let path = dir.join(file);
