@@ -9,10 +9,12 @@
 
 mod common;
 
+use common::auth::{get_as, quick_auth};
 use common::*;
+use emulator::scenario::objects::{self, JobRef};
 use emulator::scenario::{self, queues, ScenarioConfig};
-use emulator::Kind;
-use serde_json::Value;
+use emulator::{Grant, Kind};
+use serde_json::{json, Value};
 
 fn scenario_config() -> ScenarioConfig {
     ScenarioConfig {
@@ -196,4 +198,111 @@ async fn a_waiting_job_says_what_it_waits_for_and_follows_the_queue() {
         })
         .await;
     }
+}
+
+/// With `--auth kubernetes`, the cluster's RBAC decides how much of the
+/// queue facts a caller sees: the LocalQueue's status needs `list` on
+/// `localqueues` in the namespace, the ClusterQueue's quota `get` on that
+/// ClusterQueue; what is withheld is said, never shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
+    const TOKEN: &str = "alice-token";
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    let [cq, spare] = queues::cluster_queues(2, 2);
+    for object in [cq, spare, queues::local_queue(NS)] {
+        emu.create(object).expect("queue");
+    }
+    // 16 GPUs nominal, 16 more borrowed: all reserved by others.
+    let mut cq = emu
+        .get(Kind::ClusterQueue, "", queues::CLUSTER_QUEUE)
+        .unwrap();
+    cq["status"] = json!({"flavorsReservation": [{"name": queues::FLAVOR,
+        "resources": [{"name": queues::GPU, "total": "32", "borrowed": "16"}]}]});
+    emu.update(cq).unwrap();
+    let job = JobRef::new(NS, "llm", "s1");
+    let trainjob = emu
+        .create(objects::trainjob(&job, 2, Some(queues::LOCAL_QUEUE), true))
+        .unwrap();
+    let uid = trainjob["metadata"]["uid"].as_str().unwrap().to_string();
+    let mut workload =
+        objects::workload(&job, "trainjob-llm-s1-a1b2c", &uid, queues::LOCAL_QUEUE, 2);
+    workload["status"]["conditions"] =
+        json!([queues::waiting_for_quota(16, 0, "2026-12-01T09:00:00Z")]);
+    emu.create(workload).unwrap();
+    emu.set_user(TOKEN, "alice", &[]);
+    emu.grant(Grant::namespaced(
+        "alice",
+        "list",
+        "trainer.kubeflow.org",
+        "trainjobs",
+        NS,
+    ));
+    emu.grant(Grant::namespaced("alice", "list", "", "pods", NS));
+
+    let server = server(
+        &running,
+        Settings {
+            auth: quick_auth(),
+            ..Settings::default()
+        },
+    )
+    .await;
+    let addr = server.addr;
+    ready(addr).await;
+    let path = format!("/api/v1/namespaces/{NS}/jobs/llm");
+    let queue_as_alice = |wait: &'static str| {
+        let path = path.clone();
+        async move {
+            eventually(20, &format!("alice is told {wait}"), || {
+                let path = path.clone();
+                async move {
+                    let answer = get_as(addr, &path, TOKEN).await;
+                    let queue = answer.json().get(0)?.get("queue")?.clone();
+                    (queue["wait"] == wait).then_some(queue)
+                }
+            })
+            .await
+        }
+    };
+
+    // TrainJobs but no LocalQueues: the LocalQueue is not readable, and
+    // nothing of it or its ClusterQueue is shown.
+    let hidden = queue_as_alice("localQueueNotReadable").await;
+    assert_eq!(hidden["clusterQueue"], Value::Null, "{hidden}");
+    assert_eq!(hidden["room"], json!([]), "{hidden}");
+    let sentence = hidden["sentence"].as_str().unwrap();
+    assert!(
+        sentence.contains(&format!("{NS}/{}", queues::LOCAL_QUEUE)),
+        "{sentence}"
+    );
+    assert!(!sentence.contains("16"), "{sentence}");
+
+    // LocalQueues too: its status, and the ClusterQueue withheld.
+    emu.grant(Grant::namespaced(
+        "alice",
+        "list",
+        "kueue.x-k8s.io",
+        "localqueues",
+        NS,
+    ));
+    let withheld = queue_as_alice("clusterQueueNotReadable").await;
+    assert_eq!(
+        withheld["clusterQueue"],
+        queues::CLUSTER_QUEUE,
+        "{withheld}"
+    );
+    assert_eq!(withheld["room"], json!([]), "{withheld}");
+
+    // And `get` on ClusterQueues: the quota, as without auth.
+    emu.grant(Grant::cluster_wide(
+        "alice",
+        "get",
+        "kueue.x-k8s.io",
+        "clusterqueues",
+    ));
+    let shown = queue_as_alice("quota").await;
+    assert_eq!(shown["room"][0]["reserved"], "32", "{shown}");
+    assert_eq!(shown["room"][0]["nominal"], "16", "{shown}");
+    server.shutdown().await.expect("clean shutdown");
 }

@@ -513,13 +513,18 @@ enum Access {
     Metrics,
     /// `get` on one Kueue ClusterQueue (its quota, for the queue facts).
     ClusterQueue(String),
+    /// `list` Kueue LocalQueues in a namespace (their status, for the
+    /// queue facts).
+    LocalQueues(String),
 }
 
 impl Weigh for Access {
     fn weight(&self) -> usize {
         std::mem::size_of::<Self>()
             + match self {
-                Access::Namespace(ns) | Access::ClusterQueue(ns) => ns.len(),
+                Access::Namespace(ns) | Access::ClusterQueue(ns) | Access::LocalQueues(ns) => {
+                    ns.len()
+                }
                 Access::AllNamespaces | Access::Metrics => 0,
             }
     }
@@ -777,6 +782,27 @@ impl Authenticator {
             .await
     }
 
+    /// Whether the caller may `list` LocalQueues in `namespace`, as they
+    /// may TrainJobs: the LocalQueue's status in the queue facts. Always
+    /// true outside `kubernetes` mode; a name that is not a namespace's is
+    /// never allowed, and costs no review.
+    pub async fn may_list_local_queues(
+        &self,
+        token: &str,
+        identity: &Identity,
+        namespace: &str,
+    ) -> Result<bool, Error> {
+        if self.config.mode != AuthMode::Kubernetes {
+            return Ok(true);
+        }
+        if !is_namespace_name(namespace) {
+            return Ok(false);
+        }
+        let access = Access::LocalQueues(namespace.into());
+        self.may(token, identity, access, None, Spend::Request)
+            .await
+    }
+
     /// Whether the caller may read `/metrics`. Always true outside
     /// `kubernetes` mode.
     pub async fn may_read_metrics(&self, token: &str, identity: &Identity) -> Result<bool, Error> {
@@ -900,6 +926,10 @@ impl Authenticator {
                     ..resource("kueue.x-k8s.io", "clusterqueues", "")
                 };
                 self.subject_access(identity, attributes).await?
+            }
+            Access::LocalQueues(ns) => {
+                self.subject_access(identity, resource("kueue.x-k8s.io", "localqueues", ns))
+                    .await?
             }
         };
         let ttl = if allowed {

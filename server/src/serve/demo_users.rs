@@ -125,11 +125,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<DemoUser>, Error> {
 }
 
 /// What `user` may do: `get`, `list` and `watch` of TrainJobs and pods in
-/// each of their namespaces, which is what a namespace needs to be shown.
+/// each of their namespaces, which is what a namespace needs to be shown,
+/// and of LocalQueues there; and `get` of every ClusterQueue, as a
+/// cluster's viewer role grants, so the demo's queue facts show the quota.
 pub fn grants(user: &DemoUser) -> Vec<emulator::Grant> {
     let mut out = Vec::new();
     for ns in &user.namespaces {
-        for (group, resource) in [("trainer.kubeflow.org", "trainjobs"), ("", "pods")] {
+        for (group, resource) in [
+            ("trainer.kubeflow.org", "trainjobs"),
+            ("", "pods"),
+            ("kueue.x-k8s.io", "localqueues"),
+        ] {
             for verb in ["get", "list", "watch"] {
                 out.push(emulator::Grant::namespaced(
                     &user.name, verb, group, resource, ns,
@@ -137,6 +143,12 @@ pub fn grants(user: &DemoUser) -> Vec<emulator::Grant> {
             }
         }
     }
+    out.push(emulator::Grant::cluster_wide(
+        &user.name,
+        "get",
+        "kueue.x-k8s.io",
+        "clusterqueues",
+    ));
     out
 }
 
@@ -201,7 +213,7 @@ mod tests {
     }
 
     #[test]
-    fn a_user_may_read_trainjobs_and_pods_in_their_namespaces_only() {
+    fn a_user_may_read_trainjobs_pods_and_local_queues_in_their_namespaces_only() {
         let users = parsed("s-o olga team-a,team-b\n").expect("valid");
         let granted: Vec<(String, String, String)> = grants(&users[0])
             .into_iter()
@@ -210,18 +222,20 @@ mod tests {
                     resource,
                     namespace,
                     ..
-                } => (g.verb, resource, namespace.unwrap_or_default()),
-                other => panic!("only namespaced grants: {other:?}"),
+                } => (g.verb, resource, namespace.unwrap_or("*".into())),
+                other => panic!("only resource grants: {other:?}"),
             })
             .collect();
         let mut want = Vec::new();
         for ns in ["team-a", "team-b"] {
-            for resource in ["trainjobs", "pods"] {
+            for resource in ["trainjobs", "pods", "localqueues"] {
                 for verb in ["get", "list", "watch"] {
                     want.push((verb.to_string(), resource.to_string(), ns.to_string()));
                 }
             }
         }
+        // The one cluster-wide grant: reading a ClusterQueue's quota.
+        want.push(("get".into(), "clusterqueues".into(), "*".into()));
         assert_eq!(granted, want);
         assert!(grants(&users[0]).iter().all(|g| g.subject == "olga"));
     }

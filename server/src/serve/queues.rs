@@ -204,6 +204,8 @@ pub fn gather(store: &Store, namespace: &str, name: &str) -> Option<Gathered> {
 /// What the caller may read beyond the TrainJob's own namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allowed {
+    /// `list` on LocalQueues in the TrainJob's namespace.
+    pub local_queue: bool,
     /// `get` on the ClusterQueue the LocalQueue names.
     pub cluster_queue: bool,
     /// The namespace of the preemptor, when it is another.
@@ -213,6 +215,7 @@ pub struct Allowed {
 impl Allowed {
     /// Everything readable: no caller to ask for (auth off, the CLI).
     pub const ALL: Allowed = Allowed {
+        local_queue: true,
         cluster_queue: true,
         preemptor_namespace: true,
     };
@@ -227,8 +230,10 @@ struct AsAllowed<'g> {
 impl QueueObjects for AsAllowed<'_> {
     fn local_queue(&self, namespace: &str, name: &str) -> Lookup<'_> {
         // Only the TrainJob's own namespace is gathered; the caller may
-        // see it, or it would not be asking.
+        // see its TrainJobs, or it would not be asking, but its LocalQueues
+        // are reviewed apart.
         match self.gathered.local_queues.get(name) {
+            _ if !self.allowed.local_queue => Lookup::NotReadable,
             Some(v) if namespace == self.gathered.namespace => Lookup::Found(v),
             _ => Lookup::NotFound,
         }
@@ -281,9 +286,14 @@ impl Gathered {
         let Some((token, identity)) = caller else {
             return Ok(Some(everything));
         };
+        let local_queue = auth
+            .may_list_local_queues(token, identity, &self.namespace)
+            .await?;
+        // Without the LocalQueue the facts stop there: no ClusterQueue is
+        // named, so none is reviewed.
         let cluster_queue = match &everything.cluster_queue {
-            Some(name) => auth.may_get_cluster_queue(token, identity, name).await?,
-            None => true,
+            Some(name) if local_queue => auth.may_get_cluster_queue(token, identity, name).await?,
+            _ => false,
         };
         let preemptor_namespace = match &self.preemptor {
             Some((namespace, _, _)) if *namespace != self.namespace => {
@@ -293,6 +303,7 @@ impl Gathered {
             _ => true,
         };
         Ok(self.facts(Allowed {
+            local_queue,
             cluster_queue,
             preemptor_namespace,
         }))
@@ -430,13 +441,30 @@ pub(crate) mod tests {
         let facts = gathered
             .facts(Allowed {
                 cluster_queue: false,
-                preemptor_namespace: true,
+                ..Allowed::ALL
             })
             .expect("facts");
         assert_eq!(facts.wait, Wait::ClusterQueueNotReadable);
         assert!(facts.room.is_empty(), "no quota shown: {facts:?}");
         assert!(!facts.sentence.contains("64"), "{}", facts.sentence);
         assert!(facts.sentence.contains("3 pending"), "{}", facts.sentence);
+    }
+
+    #[test]
+    fn local_queues_the_caller_may_not_list_are_withheld_with_their_cluster_queue() {
+        let store = store_with("56", json!({}));
+        let gathered = gather(&store, "team-a", "llm").expect("gathered");
+        let facts = gathered
+            .facts(Allowed {
+                local_queue: false,
+                ..Allowed::ALL
+            })
+            .expect("facts");
+        assert_eq!(facts.wait, Wait::LocalQueueNotReadable, "{facts:?}");
+        assert_eq!(facts.cluster_queue, None, "{facts:?}");
+        assert!(facts.room.is_empty(), "no quota shown: {facts:?}");
+        assert!(!facts.sentence.contains("pending"), "{}", facts.sentence);
+        assert!(facts.sentence.contains("team-a/main"), "{}", facts.sentence);
     }
 
     #[test]
@@ -464,8 +492,8 @@ pub(crate) mod tests {
         );
         let hidden = gathered
             .facts(Allowed {
-                cluster_queue: true,
                 preemptor_namespace: false,
+                ..Allowed::ALL
             })
             .expect("facts");
         assert_eq!(
