@@ -536,3 +536,101 @@ fn can_i(kubeconfig: &KubeconfigFile, args: &[&str], as_user: &str) -> (bool, St
     let (_, out) = kubeconfig.kubectl(&all);
     (out.lines().next().map(str::trim) == Some("yes"), out)
 }
+
+/// The queue facts under the cluster's own RBAC, with Kueue's queue CRDs:
+/// alice, allowed TrainJobs, pods and LocalQueues in team-a, sees the
+/// LocalQueue's counts but not the quota of a ClusterQueue she may not
+/// `get`; a ClusterRole granting that `get` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alice_sees_her_local_queue_but_only_the_cluster_queues_she_may_get() {
+    use emulator::scenario::objects::{self, JobRef};
+    let api = ApiServer::start(Workloads::WithQueues, &["team-a"]).await;
+    api.create(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "queue-viewer", "namespace": "team-a"},
+        "rules": [
+            {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": ["list"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": ["list"]},
+        ],
+    }))
+    .await;
+    api.create(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "alice-queues", "namespace": "team-a"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "queue-viewer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }))
+    .await;
+    let time = emulator::time::now_rfc3339();
+    api.create(json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "gpu-cq"},
+        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+            "flavors": [{"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "64"}]}]}]},
+        "status": {"flavorsReservation": [{"name": "a100", "resources": [
+            {"name": "nvidia.com/gpu", "total": "56", "borrowed": "0"}]}]}}))
+        .await;
+    api.create(
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "main", "namespace": "team-a"},
+        "spec": {"clusterQueue": "gpu-cq"},
+        "status": {"pendingWorkloads": 3, "reservingWorkloads": 7, "admittedWorkloads": 7}}),
+    )
+    .await;
+    let job = JobRef::new("team-a", "llm-7", "s1");
+    let trainjob = api
+        .create(objects::trainjob(&job, 4, Some("main"), true))
+        .await;
+    let uid = trainjob["metadata"]["uid"]
+        .as_str()
+        .expect("a uid")
+        .to_string();
+    let mut workload = objects::workload(&job, "trainjob-llm-7-s1-1a2b3", &uid, "main", 4);
+    workload["apiVersion"] = json!("kueue.x-k8s.io/v1beta2");
+    workload["status"]["conditions"] = json!([objects::condition(
+        "QuotaReserved",
+        "False",
+        "Pending",
+        "couldn't assign flavors to pod set node",
+        &time
+    )]);
+    api.create(workload).await;
+
+    let server = dispatch_dash(&api.kubeconfig_yaml()).await;
+    let addr = server.addr;
+    let queue_as = |token: &'static str, wait: &'static str| async move {
+        eventually(30, &format!("{token} is told {wait}"), || async {
+            let answer = get_as(addr, "/api/v1/namespaces/team-a/jobs/llm-7", token).await;
+            let queue = answer.json().get(0)?.get("queue")?.clone();
+            (queue["wait"] == wait).then_some(queue)
+        })
+        .await
+    };
+    // admin may get every ClusterQueue: 32 asked, 8 of 64 free.
+    let admin = queue_as(ADMIN_TOKEN, "quota").await;
+    assert_eq!(admin["room"][0]["free"], "8", "{admin}");
+    // alice: the LocalQueue's counts, the ClusterQueue withheld.
+    let alice = queue_as(ALICE_TOKEN, "clusterQueueNotReadable").await;
+    assert_eq!(alice["localQueue"], "team-a/main", "{alice}");
+    assert_eq!(alice["room"], json!([]), "{alice}");
+    let sentence = alice["sentence"].as_str().expect("a sentence");
+    assert!(sentence.contains("3 pending"), "{sentence}");
+    assert!(!sentence.contains("64"), "{sentence}");
+    // A ClusterRole that lets her get ClusterQueues: the quota.
+    api.create(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "clusterqueue-reader"},
+        "rules": [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}],
+    }))
+    .await;
+    api.create(json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "alice-clusterqueues"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "clusterqueue-reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }))
+    .await;
+    let granted = queue_as(ALICE_TOKEN, "quota").await;
+    assert_eq!(granted["room"], admin["room"], "{granted}");
+    server.shutdown().await.expect("clean shutdown");
+}
