@@ -54,6 +54,7 @@ mod server;
 mod status;
 mod store;
 pub mod time;
+pub mod visibility;
 mod watch;
 
 pub use error::{Error, Result};

@@ -140,6 +140,13 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         Err(e) => return bad_request(&format!("invalid query string: {e}")),
     };
     let path = req.uri().path().to_string();
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(pending) = crate::visibility::PendingRequest::from_segments(&segs) {
+        if !crate::visibility::served_versions(&emu).contains(&pending.version.as_str()) {
+            return not_found_path(&path);
+        }
+        return crate::visibility::answer(&emu, &pending, &params);
+    }
     match route(&path) {
         Route::Version => ok(&json!({
             "major": "1",
@@ -181,6 +188,11 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
                 if group == g && version == v {
                     resources.extend(reviews);
                 }
+            }
+            if g == crate::visibility::GROUP
+                && crate::visibility::served_versions(&emu).contains(&v.as_str())
+            {
+                resources.extend(crate::visibility::resources());
             }
             if resources.is_empty() {
                 return not_found_path(&path);
@@ -284,6 +296,10 @@ fn served_groups(emu: &Emulator) -> Vec<(String, Vec<&'static str>)> {
                 served.push(v);
             }
         }
+    }
+    let visibility = crate::visibility::served_versions(emu);
+    if !visibility.is_empty() {
+        groups.push((crate::visibility::GROUP.to_string(), visibility.to_vec()));
     }
     // The review groups every API server serves (what `--auth kubernetes`
     // creates).

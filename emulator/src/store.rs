@@ -115,6 +115,8 @@ pub(crate) struct State {
     pub deprecated_requests: u64,
     /// The Workload versions served now (the config's, until changed).
     pub workload_versions: WorkloadVersions,
+    /// Whether Kueue's visibility API is served (with Kueue).
+    pub visibility_served: bool,
     /// Tokens, grants and review counts of the authentication and
     /// authorization reviews.
     pub access: crate::review::Access,
@@ -211,6 +213,7 @@ impl Emulator {
                     requests: HashMap::new(),
                     deprecated_requests: 0,
                     workload_versions,
+                    visibility_served: true,
                     access: Default::default(),
                     rng,
                 }),
@@ -269,6 +272,18 @@ impl Emulator {
             return None;
         }
         kind.deprecation(version)
+    }
+
+    /// Serves Kueue's visibility API (`visibility.kueue.x-k8s.io`), or
+    /// stops, as a Kueue without its visibility server: its paths answer
+    /// 404 and discovery leaves the group out. Served by default, with
+    /// Kueue.
+    pub fn set_visibility_served(&self, served: bool) {
+        self.state().visibility_served = served;
+    }
+
+    pub(crate) fn visibility_served(&self) -> bool {
+        self.inner.config.kueue && self.state().visibility_served
     }
 
     /// Changes the Workload versions served, as a Kueue upgrade or

@@ -679,3 +679,99 @@ async fn queues_are_served_at_both_versions_with_the_cohort_renamed() {
         other => panic!("expected MODIFIED, got {other:?}"),
     }
 }
+
+/// Kueue's visibility API: a LocalQueue's pending Workloads in admission
+/// order (priority, then age) with their positions in the LocalQueue and
+/// in the ClusterQueue its neighbours share; `limit` and `offset`; 403 when
+/// refused, 404 when not served, and the group in discovery only then.
+#[tokio::test]
+async fn visibility_lists_pending_workloads_with_their_positions() {
+    use emulator::scenario::queues;
+    let emu = Emulator::new(config(true));
+    emu.create(queues::cluster_queue(queues::CLUSTER_QUEUE, 64, None))
+        .unwrap();
+    emu.create(queues::local_queue("team-a")).unwrap();
+    emu.create(queues::local_queue("team-b")).unwrap();
+    let workload = |ns: &str, name: &str, priority: i64, created: &str, reserved: &str| {
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": ns, "creationTimestamp": created},
+            "spec": {"queueName": queues::LOCAL_QUEUE, "priority": priority,
+                "podSets": [queues::pod_set(1)]},
+            "status": {"conditions": [{"type": "QuotaReserved", "status": reserved}]}})
+    };
+    for w in [
+        workload("team-a", "w1", 0, "2026-12-01T09:00:00Z", "False"),
+        workload("team-b", "w2", 100, "2026-12-01T09:05:00Z", "False"),
+        workload("team-a", "w3", 0, "2026-12-01T09:10:00Z", "False"),
+        workload("team-a", "w4", 1000, "2026-12-01T08:00:00Z", "True"),
+    ] {
+        emu.create(w).unwrap();
+    }
+    let (server, client) = serve(&emu).await;
+    let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
+    assert!(discovery.has_group("visibility.kueue.x-k8s.io"));
+    let path = |version: &str, ns: &str, query: &str| {
+        format!("/apis/visibility.kueue.x-k8s.io/{version}/namespaces/{ns}/localqueues/gpu/pendingworkloads{query}")
+    };
+    let positions = |body: &str| -> Vec<(String, u64, u64)> {
+        let summary: serde_json::Value = serde_json::from_str(body).unwrap();
+        summary["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["metadata"]["name"].as_str().unwrap().to_string(),
+                    i["positionInLocalQueue"].as_u64().unwrap(),
+                    i["positionInClusterQueue"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    for version in ["v1beta2", "v1beta1"] {
+        let (code, body) = get(server.addr(), &path(version, "team-a", "")).await;
+        assert_eq!(code, 200, "{body}");
+        assert!(
+            body.contains("\"kind\":\"PendingWorkloadsSummary\""),
+            "{body}"
+        );
+        assert!(
+            body.contains(&format!(
+                "\"apiVersion\":\"visibility.kueue.x-k8s.io/{version}\""
+            )),
+            "{body}"
+        );
+        assert_eq!(
+            positions(&body),
+            [("w1".to_string(), 0, 1), ("w3".to_string(), 1, 2)]
+        );
+    }
+    let (_, body) = get(server.addr(), &path("v1beta2", "team-b", "")).await;
+    assert_eq!(positions(&body), [("w2".to_string(), 0, 0)]);
+    let (_, body) = get(
+        server.addr(),
+        &path("v1beta2", "team-a", "?limit=1&offset=1"),
+    )
+    .await;
+    assert_eq!(positions(&body), [("w3".to_string(), 1, 2)]);
+    let (code, body) = get(server.addr(), &path("v1beta2", "team-a", "?limit=x")).await;
+    assert_eq!(code, 400, "{body}");
+    let (code, _) = get(
+        server.addr(),
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/nope/pendingworkloads",
+    )
+    .await;
+    assert_eq!(code, 404);
+
+    emu.forbid(emulator::visibility::PENDING_WORKLOADS);
+    let (code, body) = get(server.addr(), &path("v1beta2", "team-a", "")).await;
+    assert_eq!(code, 403, "{body}");
+    emu.allow(emulator::visibility::PENDING_WORKLOADS);
+
+    emu.set_visibility_served(false);
+    let (code, _) = get(server.addr(), &path("v1beta2", "team-a", "")).await;
+    assert_eq!(code, 404);
+    let discovery = kube::Discovery::new(client).run().await.unwrap();
+    assert!(!discovery.has_group("visibility.kueue.x-k8s.io"));
+    assert!(discovery.has_group("kueue.x-k8s.io"));
+}
