@@ -26,6 +26,7 @@
 //! Quantities are exact ([`crate::quantity`]); a malformed one is reported
 //! with the object, the field and the column.
 
+pub mod line;
 mod read;
 pub mod snapshot;
 
@@ -167,6 +168,10 @@ pub struct QueueFacts {
     /// Who preempted it, when a `Preempted` or `Evicted` condition says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preempted_by: Option<String>,
+    /// Its place in line, from Kueue's visibility API ([`line`]); only the
+    /// server fetches it, so a dump's facts never have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<line::Position>,
 }
 
 /// The queue facts of `trainjob`, read with `workload` (section 4's pick,
@@ -189,6 +194,7 @@ pub fn facts(
         room: Vec::new(),
         sentence: String::new(),
         preempted_by: workload.and_then(|w| read::preemptor(w, objects)),
+        position: None,
     };
     if let Some((wait, sentence)) = workload.and_then(read::settled) {
         out.cluster_queue = workload
