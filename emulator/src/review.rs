@@ -215,7 +215,12 @@ impl AccessRequest {
             (Some(r), None) if r.is_object() => Ok(AccessRequest::Resource {
                 verb: text(r, "verb").unwrap_or_default(),
                 group: text(r, "group").unwrap_or_default(),
-                resource: text(r, "resource").unwrap_or_default(),
+                // A subresource is written after a slash, as RBAC rules
+                // name it: `localqueues/pendingworkloads`.
+                resource: match text(r, "subresource").filter(|sub| !sub.is_empty()) {
+                    Some(sub) => format!("{}/{sub}", text(r, "resource").unwrap_or_default()),
+                    None => text(r, "resource").unwrap_or_default(),
+                },
                 namespace: text(r, "namespace").filter(|ns| !ns.is_empty()),
             }),
             (None, Some(n)) if n.is_object() => Ok(AccessRequest::NonResource {
@@ -670,6 +675,41 @@ mod tests {
             5,
             "a refused review is not counted"
         );
+    }
+
+    #[tokio::test]
+    async fn a_subresource_is_granted_as_rbac_names_it() {
+        let emu = Emulator::new(EmulatorConfig::default());
+        emu.grant(Grant::namespaced(
+            "alice",
+            "get",
+            "visibility.kueue.x-k8s.io",
+            "localqueues/pendingworkloads",
+            "team-a",
+        ));
+        let get = |subresource: &str| {
+            json!({"resourceAttributes": {"verb": "get", "group": "visibility.kueue.x-k8s.io",
+                "resource": "localqueues", "subresource": subresource, "name": "main",
+                "namespace": "team-a"}})
+        };
+        let allowed = |body: &Value| body["status"]["allowed"].as_bool();
+        let (code, body) = post(
+            &emu,
+            Review::SubjectAccess,
+            None,
+            sar("alice", &[], get("pendingworkloads")),
+        )
+        .await;
+        assert_eq!((code, allowed(&body)), (201, Some(true)), "{body}");
+        // The grant is for the subresource, not the LocalQueue itself.
+        let (_, body) = post(
+            &emu,
+            Review::SubjectAccess,
+            None,
+            sar("alice", &[], get("")),
+        )
+        .await;
+        assert_eq!(allowed(&body), Some(false), "{body}");
     }
 
     #[tokio::test]

@@ -18,6 +18,9 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
+/// Kueue's visibility API, whose pending workloads the server only gets.
+const VISIBILITY: &str = dispatch_dash::serve::auth::VISIBILITY_GROUP;
+
 fn manifests() -> Vec<(String, Value)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy");
     let mut docs = Vec::new();
@@ -54,11 +57,15 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
                 let rules = role.rules.expect("rules");
                 for rule in &rules {
                     let verbs: BTreeSet<&str> = rule.verbs.iter().map(String::as_str).collect();
-                    assert_eq!(
-                        verbs,
-                        BTreeSet::from(["get", "list", "watch"]),
-                        "{file}: read-only verbs"
-                    );
+                    // The visibility API's pending workloads are only got;
+                    // everything else is read and watched.
+                    let visibility = rule.api_groups.iter().flatten().any(|g| g == VISIBILITY);
+                    let read_only = if visibility {
+                        BTreeSet::from(["get"])
+                    } else {
+                        BTreeSet::from(["get", "list", "watch"])
+                    };
+                    assert_eq!(verbs, read_only, "{file}: read-only verbs");
                     for group in rule.api_groups.iter().flatten() {
                         for resource in rule.resources.iter().flatten() {
                             granted.insert((group.clone(), resource.clone()));
@@ -251,6 +258,10 @@ fn manifests_parse_and_grant_only_reads_of_the_kinds_read() {
         .chain([ObjectKind::Namespace])
         .chain(ObjectKind::QUEUES)
         .map(|k| (k.group().to_string(), k.plural().to_string()))
+        .chain([(
+            VISIBILITY.to_string(),
+            "localqueues/pendingworkloads".to_string(),
+        )])
         .collect();
     assert_eq!(granted, expected, "exactly the kinds the server reads");
     assert_eq!(

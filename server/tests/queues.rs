@@ -9,12 +9,16 @@
 
 mod common;
 
+use classify_wasm::queue::line;
 use common::auth::{get_as, quick_auth};
 use common::*;
+use dispatch_dash::serve::positions::PositionLimits;
+use dispatch_dash::serve::Server;
 use emulator::scenario::objects::{self, JobRef};
 use emulator::scenario::{self, queues, ScenarioConfig};
 use emulator::{Grant, Kind};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 fn scenario_config() -> ScenarioConfig {
     ScenarioConfig {
@@ -51,6 +55,46 @@ fn waiting_for_quota(emu: &emulator::Emulator) -> Option<(String, String, String
                 .to_string();
             Some((wl["metadata"]["name"].as_str()?.to_string(), trainjob, job))
         })
+}
+
+/// Kueue's visibility API path of the demo LocalQueue's pending list.
+fn pending_workloads_path(version: &str) -> String {
+    format!(
+        "/apis/visibility.kueue.x-k8s.io/{version}/namespaces/{NS}/localqueues/{}/pendingworkloads",
+        queues::LOCAL_QUEUE
+    )
+}
+
+/// A ClusterQueue of 16 GPUs nominal, 16 more borrowed, all reserved by
+/// others, with the LocalQueue of `NS` pointing at it.
+fn a_full_queue(emu: &emulator::Emulator) {
+    let [cq, spare] = queues::cluster_queues(2, 2);
+    for object in [cq, spare, queues::local_queue(NS)] {
+        emu.create(object).expect("queue");
+    }
+    let mut cq = emu
+        .get(Kind::ClusterQueue, "", queues::CLUSTER_QUEUE)
+        .unwrap();
+    cq["status"] = json!({"flavorsReservation": [{"name": queues::FLAVOR,
+        "resources": [{"name": queues::GPU, "total": "32", "borrowed": "16"}]}]});
+    emu.update(cq).unwrap();
+}
+
+/// TrainJob `name` of `NS` with a Workload of `priority` waiting for quota
+/// since `since`; returns the Workload's name.
+fn a_waiting_job(emu: &emulator::Emulator, name: &str, priority: i64, since: &str) -> String {
+    let job = JobRef::new(NS, name, "s1");
+    let trainjob = emu
+        .create(objects::trainjob(&job, 2, Some(queues::LOCAL_QUEUE), true))
+        .unwrap();
+    let uid = trainjob["metadata"]["uid"].as_str().unwrap().to_string();
+    let workload_name = format!("trainjob-{name}-s1-a1b2c");
+    let mut workload = objects::workload(&job, &workload_name, &uid, queues::LOCAL_QUEUE, 2);
+    workload["spec"]["priority"] = json!(priority);
+    workload["metadata"]["creationTimestamp"] = json!(since);
+    workload["status"]["conditions"] = json!([queues::waiting_for_quota(16, 0, since)]);
+    emu.create(workload).unwrap();
+    workload_name
 }
 
 fn trainjob_entry<'a>(found: &'a Value, trainjob: &str) -> Option<&'a Value> {
@@ -148,6 +192,32 @@ async fn a_waiting_job_says_what_it_waits_for_and_follows_the_queue() {
     );
     assert_eq!(facts["wait"], "quota");
 
+    // Its place in line is Kueue's visibility API's, counted from 1.
+    let (code, summary) = get_json(running.addr(), &pending_workloads_path("v1beta2")).await;
+    assert_eq!(code, 200, "{summary}");
+    let items = summary["items"].as_array().expect("items");
+    let item = items
+        .iter()
+        .find(|i| i["metadata"]["name"] == workload.as_str())
+        .expect("the waiting Workload is in line");
+    let in_local_queue = item["positionInLocalQueue"].as_u64().unwrap() + 1;
+    let in_cluster_queue = item["positionInClusterQueue"].as_u64().unwrap() + 1;
+    let position = &facts["position"];
+    assert_eq!(position["inLocalQueue"], in_local_queue, "{position}");
+    assert_eq!(position["of"], items.len(), "{position}");
+    assert_eq!(position["inClusterQueue"], in_cluster_queue, "{position}");
+    assert_eq!(
+        position["sentence"],
+        format!(
+            "{} of {} in {NS}/{}, {} in ClusterQueue {}",
+            line::ordinal(in_local_queue),
+            items.len(),
+            queues::LOCAL_QUEUE,
+            line::ordinal(in_cluster_queue),
+            queues::CLUSTER_QUEUE
+        )
+    );
+
     // The queue objects held are counted, in objects and bytes: the
     // LocalQueue of the one namespace watched and both ClusterQueues.
     let (_, metrics) = get_text(addr, "/metrics", &[]).await;
@@ -209,27 +279,8 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     const TOKEN: &str = "alice-token";
     let running = emulator(true).await;
     let emu = running.emulator().clone();
-    let [cq, spare] = queues::cluster_queues(2, 2);
-    for object in [cq, spare, queues::local_queue(NS)] {
-        emu.create(object).expect("queue");
-    }
-    // 16 GPUs nominal, 16 more borrowed: all reserved by others.
-    let mut cq = emu
-        .get(Kind::ClusterQueue, "", queues::CLUSTER_QUEUE)
-        .unwrap();
-    cq["status"] = json!({"flavorsReservation": [{"name": queues::FLAVOR,
-        "resources": [{"name": queues::GPU, "total": "32", "borrowed": "16"}]}]});
-    emu.update(cq).unwrap();
-    let job = JobRef::new(NS, "llm", "s1");
-    let trainjob = emu
-        .create(objects::trainjob(&job, 2, Some(queues::LOCAL_QUEUE), true))
-        .unwrap();
-    let uid = trainjob["metadata"]["uid"].as_str().unwrap().to_string();
-    let mut workload =
-        objects::workload(&job, "trainjob-llm-s1-a1b2c", &uid, queues::LOCAL_QUEUE, 2);
-    workload["status"]["conditions"] =
-        json!([queues::waiting_for_quota(16, 0, "2026-12-01T09:00:00Z")]);
-    emu.create(workload).unwrap();
+    a_full_queue(&emu);
+    a_waiting_job(&emu, "llm", 100, "2026-12-01T09:00:00Z");
     emu.set_user(TOKEN, "alice", &[]);
     emu.grant(Grant::namespaced(
         "alice",
@@ -304,5 +355,157 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     let shown = queue_as_alice("quota").await;
     assert_eq!(shown["room"][0]["reserved"], "32", "{shown}");
     assert_eq!(shown["room"][0]["nominal"], "16", "{shown}");
+    // Its place in line needs `get` on `localqueues/pendingworkloads` of
+    // the visibility API there: withheld, and said so, until then.
+    assert_eq!(shown["position"]["unavailable"], "withheld", "{shown}");
+    assert_eq!(shown["position"].get("inLocalQueue"), None, "{shown}");
+    assert_eq!(
+        shown["position"]["sentence"],
+        format!("position withheld: you may not get localqueues/pendingworkloads in {NS}")
+    );
+    emu.grant(Grant::namespaced(
+        "alice",
+        "get",
+        "visibility.kueue.x-k8s.io",
+        "localqueues/pendingworkloads",
+        NS,
+    ));
+    eventually(20, "alice is shown her place in line", || async move {
+        let answer = get_as(addr, &format!("/api/v1/namespaces/{NS}/jobs/llm"), TOKEN).await;
+        let position = answer.json().get(0)?.get("queue")?.get("position")?.clone();
+        (position["sentence"]
+            == format!(
+                "1st of 1 in {NS}/{}, 1st in ClusterQueue {}",
+                queues::LOCAL_QUEUE,
+                queues::CLUSTER_QUEUE
+            ))
+        .then_some(())
+    })
+    .await;
     server.shutdown().await.expect("clean shutdown");
+}
+
+/// The place in line comes from Kueue's visibility API, fetched at most
+/// once per LocalQueue per TTL however many ask; when the API refuses the
+/// server or is not served, the position says which and is never guessed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_place_in_line_is_kueues_or_said_to_be_unavailable() {
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    a_full_queue(&emu);
+    // Higher priority goes first, then the older.
+    a_waiting_job(&emu, "llm", 100, "2026-12-01T09:00:00Z");
+    a_waiting_job(&emu, "vit", 100, "2026-12-01T08:00:00Z");
+    a_waiting_job(&emu, "bert", 500, "2026-12-01T10:00:00Z");
+
+    // The default TTL: many asking at once cost one request.
+    let server = server(&running, Settings::default()).await;
+    let addr = server.addr;
+    ready(addr).await;
+    let position_of = |job: &'static str| position_in_line(addr, job);
+    let llm = eventually(20, "llm's place in line", || async move {
+        position_of("llm").await
+    })
+    .await;
+    assert_eq!(
+        llm["sentence"],
+        format!(
+            "3rd of 3 in {NS}/{}, 3rd in ClusterQueue {}",
+            queues::LOCAL_QUEUE,
+            queues::CLUSTER_QUEUE
+        ),
+        "{llm}"
+    );
+    assert_eq!(
+        (&llm["inLocalQueue"], &llm["of"], &llm["priority"]),
+        (&json!(3), &json!(3), &json!(100))
+    );
+    let before = server.positions.requests();
+    let asked = futures::future::join_all(
+        ["bert", "vit", "llm", "bert", "vit", "llm"]
+            .into_iter()
+            .map(position_of),
+    )
+    .await;
+    let sentences: Vec<String> = asked
+        .iter()
+        .map(|p| {
+            p.as_ref().expect("a position")["sentence"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(sentences[0].starts_with("1st of 3"), "{sentences:?}");
+    assert!(sentences[1].starts_with("2nd of 3"), "{sentences:?}");
+    assert!(
+        server.positions.requests() <= before + 1,
+        "six asking within the TTL fetched {} times",
+        server.positions.requests() - before
+    );
+    server.shutdown().await.expect("clean shutdown");
+
+    // A TTL of zero fetches on every ask, so each change below shows at
+    // once.
+    let server = server_with_positions(&running, Duration::ZERO).await;
+    let addr = server.addr;
+    ready(addr).await;
+    let position_of = |job: &'static str| position_in_line(addr, job);
+    let unavailable = |why: &'static str| async move {
+        eventually(20, &format!("the position is {why}"), || async move {
+            let position = position_of("llm").await?;
+            (position["unavailable"] == why).then_some(position)
+        })
+        .await
+    };
+
+    // The API refuses the server: a 403.
+    emu.forbid(emulator::visibility::PENDING_WORKLOADS);
+    let refused = unavailable("forbidden").await;
+    assert_eq!(
+        refused["sentence"],
+        "position not available: the server may not read Kueue's visibility API"
+    );
+    assert_eq!(refused.get("inLocalQueue"), None, "{refused}");
+    emu.allow(emulator::visibility::PENDING_WORKLOADS);
+
+    // A Kueue without its visibility server: a 404, and no such group.
+    emu.set_visibility_served(false);
+    let (code, _) = get_json(running.addr(), &pending_workloads_path("v1beta2")).await;
+    assert_eq!(code, 404, "the emulator no longer serves the group");
+    let missing = unavailable("notServed").await;
+    assert_eq!(
+        missing["sentence"],
+        "position not available: the cluster does not serve Kueue's visibility API"
+    );
+
+    // Served again: the position is back.
+    emu.set_visibility_served(true);
+    eventually(20, "the position is back", || async move {
+        let position = position_of("llm").await?;
+        (position["inLocalQueue"] == 3).then_some(())
+    })
+    .await;
+    server.shutdown().await.expect("clean shutdown");
+}
+
+/// The `position` Find gives TrainJob `{job}-s1` of `NS`.
+async fn position_in_line(addr: std::net::SocketAddr, job: &str) -> Option<Value> {
+    let (_, found) = get_json(addr, &format!("/api/v1/namespaces/{NS}/jobs/{job}")).await;
+    trainjob_entry(&found, &format!("{job}-s1"))?
+        .get("queue")?
+        .get("position")
+        .cloned()
+}
+
+/// The server watching `NS` of `running`, its positions fetched at most
+/// every `ttl` and discovery of the visibility API kept as long.
+async fn server_with_positions(running: &emulator::RunningEmulator, ttl: Duration) -> Server {
+    let mut settings = Settings::default();
+    settings.http.positions = PositionLimits {
+        ttl,
+        discovery_ttl: ttl,
+        ..PositionLimits::default()
+    };
+    server(running, settings).await
 }

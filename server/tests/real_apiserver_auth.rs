@@ -22,6 +22,9 @@ use hyper::{Method, StatusCode};
 use k8s_openapi::api::authentication::v1::{
     TokenRequest, TokenRequestSpec, TokenReview, TokenReviewSpec,
 };
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
@@ -404,7 +407,7 @@ fn deploy_dir() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn start_up_needs_auth_delegator_and_deploy_grants_exactly_what_is_read() {
-    let api = ApiServer::start(Workloads::AsKueueShips, &["team-a", "dispatch-dash"]).await;
+    let api = ApiServer::start(Workloads::WithQueues, &["team-a", "dispatch-dash"]).await;
 
     // alice may not create reviews: the server refuses to start, naming
     // the ClusterRole.
@@ -445,6 +448,10 @@ async fn start_up_needs_auth_delegator_and_deploy_grants_exactly_what_is_read() 
             must.push(vec![verb, resource]);
         }
     }
+    for verb in ["get", "list", "watch"] {
+        must.push(vec![verb, "localqueues.kueue.x-k8s.io", "-n", "team-a"]);
+        must.push(vec![verb, "clusterqueues.kueue.x-k8s.io"]);
+    }
     must.push(vec!["create", "tokenreviews.authentication.k8s.io"]);
     must.push(vec!["create", "subjectaccessreviews.authorization.k8s.io"]);
     for args in &must {
@@ -466,6 +473,31 @@ async fn start_up_needs_auth_delegator_and_deploy_grants_exactly_what_is_read() 
         assert!(
             !yes,
             "the ServiceAccount must not be able to {args:?}: {out}"
+        );
+    }
+    // Kueue's visibility API is an aggregated one that this cluster does
+    // not serve, so kubectl cannot resolve its resource; its RBAC is asked
+    // with a SubjectAccessReview instead: `get` on the place in line, and
+    // nothing else of the group.
+    let pending = |verb: &str, subresource: &str| ResourceAttributes {
+        group: Some("visibility.kueue.x-k8s.io".into()),
+        resource: Some("localqueues".into()),
+        subresource: Some(subresource.into()).filter(|s: &String| !s.is_empty()),
+        name: Some("user-queue".into()),
+        namespace: Some("team-a".into()),
+        verb: Some(verb.into()),
+        ..ResourceAttributes::default()
+    };
+    let server_account = "system:serviceaccount:dispatch-dash:dispatch-dash";
+    assert!(may(&api, server_account, pending("get", "pendingworkloads")).await);
+    for (verb, subresource) in [
+        ("list", "pendingworkloads"),
+        ("get", ""),
+        ("create", "pendingworkloads"),
+    ] {
+        assert!(
+            !may(&api, server_account, pending(verb, subresource)).await,
+            "the ServiceAccount must not {verb} localqueues/{subresource} of the visibility API"
         );
     }
 
@@ -526,6 +558,24 @@ async fn token_reviews_served(api: &ApiServer) -> f64 {
 
 fn kubectl_apply(kubeconfig: &KubeconfigFile, path: &str) -> (bool, String) {
     kubeconfig.kubectl(&["apply", "-f", path])
+}
+
+/// Whether the cluster's RBAC lets `user` do what `attributes` say, by a
+/// SubjectAccessReview made as the admin.
+async fn may(api: &ApiServer, user: &str, attributes: ResourceAttributes) -> bool {
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(user.into()),
+            resource_attributes: Some(attributes),
+            ..SubjectAccessReviewSpec::default()
+        },
+        ..SubjectAccessReview::default()
+    };
+    let answer = Api::<SubjectAccessReview>::all(api.client())
+        .create(&PostParams::default(), &review)
+        .await
+        .expect("a review");
+    answer.status.is_some_and(|s| s.allowed)
 }
 
 /// `kubectl auth can-i ARGS --as=...`: whether it said yes.
@@ -616,11 +666,18 @@ async fn alice_sees_her_local_queue_but_only_the_cluster_queues_she_may_get() {
     let sentence = alice["sentence"].as_str().expect("a sentence");
     assert!(sentence.contains("3 pending"), "{sentence}");
     assert!(!sentence.contains("64"), "{sentence}");
-    // A ClusterRole that lets her get ClusterQueues: the quota.
+    // This cluster runs no Kueue visibility server: admin is told so, and
+    // alice, who may not get `localqueues/pendingworkloads`, is told her
+    // place is withheld before anything is asked.
+    assert_eq!(admin["position"]["unavailable"], "notServed", "{admin}");
+    assert_eq!(alice["position"]["unavailable"], "withheld", "{alice}");
+    // A ClusterRole that lets her get ClusterQueues, and the place in line:
+    // the quota, and the same answer as admin's.
     api.create(json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
         "metadata": {"name": "clusterqueue-reader"},
-        "rules": [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}],
+        "rules": [{"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]},
+            {"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["localqueues/pendingworkloads"], "verbs": ["get"]}],
     }))
     .await;
     api.create(json!({
@@ -632,5 +689,17 @@ async fn alice_sees_her_local_queue_but_only_the_cluster_queues_she_may_get() {
     .await;
     let granted = queue_as(ALICE_TOKEN, "quota").await;
     assert_eq!(granted["room"], admin["room"], "{granted}");
+    // Both denials were cached by one request, the place in line's a
+    // moment later: wait for it to expire too.
+    eventually(
+        30,
+        "alice is told what admin is of the place in line",
+        || async {
+            let answer = get_as(addr, "/api/v1/namespaces/team-a/jobs/llm-7", ALICE_TOKEN).await;
+            let position = answer.json().get(0)?.get("queue")?.get("position")?.clone();
+            (position == admin["position"]).then_some(())
+        },
+    )
+    .await;
     server.shutdown().await.expect("clean shutdown");
 }

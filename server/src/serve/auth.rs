@@ -122,6 +122,10 @@ pub fn is_namespace_name(name: &str) -> bool {
         && bytes.iter().all(|b| alphanumeric(b) || *b == b'-')
 }
 
+/// Kueue's visibility API group, which serves a LocalQueue's pending
+/// Workloads with their positions.
+pub const VISIBILITY_GROUP: &str = "visibility.kueue.x-k8s.io";
+
 /// Whether `name` can name a cluster-scoped object such as a
 /// ClusterQueue: a DNS-1123 subdomain (at most 253 characters, labels of
 /// [`is_namespace_name`] joined by `.`).
@@ -516,6 +520,9 @@ enum Access {
     /// `list` Kueue LocalQueues in a namespace (their status, for the
     /// queue facts).
     LocalQueues(String),
+    /// `get` on `localqueues/pendingworkloads` of Kueue's visibility API
+    /// for one LocalQueue (namespace, name): its place in line.
+    PendingWorkloads(String, String),
 }
 
 impl Weigh for Access {
@@ -525,6 +532,7 @@ impl Weigh for Access {
                 Access::Namespace(ns) | Access::ClusterQueue(ns) | Access::LocalQueues(ns) => {
                     ns.len()
                 }
+                Access::PendingWorkloads(ns, name) => ns.len() + name.len(),
                 Access::AllNamespaces | Access::Metrics => 0,
             }
     }
@@ -803,6 +811,29 @@ impl Authenticator {
             .await
     }
 
+    /// Whether the caller may `get` the pending Workloads of the LocalQueue
+    /// `name` in `namespace` from Kueue's visibility API, as Kueue's own
+    /// roles grant `localqueues/pendingworkloads`: the place in line.
+    /// Always true outside `kubernetes` mode; names that cannot be a
+    /// namespace's and a LocalQueue's are never allowed, and cost no review.
+    pub async fn may_get_pending_workloads(
+        &self,
+        token: &str,
+        identity: &Identity,
+        namespace: &str,
+        name: &str,
+    ) -> Result<bool, Error> {
+        if self.config.mode != AuthMode::Kubernetes {
+            return Ok(true);
+        }
+        if !is_namespace_name(namespace) || !is_subdomain_name(name) {
+            return Ok(false);
+        }
+        let access = Access::PendingWorkloads(namespace.into(), name.into());
+        self.may(token, identity, access, None, Spend::Request)
+            .await
+    }
+
     /// Whether the caller may read `/metrics`. Always true outside
     /// `kubernetes` mode.
     pub async fn may_read_metrics(&self, token: &str, identity: &Identity) -> Result<bool, Error> {
@@ -930,6 +961,15 @@ impl Authenticator {
             Access::LocalQueues(ns) => {
                 self.subject_access(identity, resource("kueue.x-k8s.io", "localqueues", ns))
                     .await?
+            }
+            Access::PendingWorkloads(ns, name) => {
+                let attributes = ResourceAttributes {
+                    name: Some(name.clone()),
+                    subresource: Some("pendingworkloads".into()),
+                    verb: Some("get".into()),
+                    ..resource(VISIBILITY_GROUP, "localqueues", ns)
+                };
+                self.subject_access(identity, attributes).await?
             }
         };
         let ttl = if allowed {

@@ -126,7 +126,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<DemoUser>, Error> {
 
 /// What `user` may do: `get`, `list` and `watch` of TrainJobs and pods in
 /// each of their namespaces, which is what a namespace needs to be shown,
-/// and of LocalQueues there; and `get` of every ClusterQueue, as a
+/// and of LocalQueues there, with `get` of their pending Workloads in
+/// Kueue's visibility API; and `get` of every ClusterQueue, as a
 /// cluster's viewer role grants, so the demo's queue facts show the quota.
 pub fn grants(user: &DemoUser) -> Vec<emulator::Grant> {
     let mut out = Vec::new();
@@ -142,6 +143,14 @@ pub fn grants(user: &DemoUser) -> Vec<emulator::Grant> {
                 ));
             }
         }
+        // The place in line, as Kueue's own user roles grant it.
+        out.push(emulator::Grant::namespaced(
+            &user.name,
+            "get",
+            crate::serve::auth::VISIBILITY_GROUP,
+            "localqueues/pendingworkloads",
+            ns,
+        ));
     }
     out.push(emulator::Grant::cluster_wide(
         &user.name,
@@ -233,6 +242,11 @@ mod tests {
                     want.push((verb.to_string(), resource.to_string(), ns.to_string()));
                 }
             }
+            want.push((
+                "get".into(),
+                "localqueues/pendingworkloads".into(),
+                ns.to_string(),
+            ));
         }
         // The one cluster-wide grant: reading a ClusterQueue's quota.
         want.push(("get".into(), "clusterqueues".into(), "*".into()));

@@ -70,6 +70,7 @@ pub mod listen;
 pub mod metrics;
 pub mod notify;
 pub mod persist;
+pub mod positions;
 pub mod projection;
 pub mod queues;
 pub mod scrape;
@@ -280,6 +281,8 @@ pub struct HttpSettings {
     pub tls_reload_every: Duration,
     /// Where users reach the dashboard (`--public-url`).
     pub public_url: Option<String>,
+    /// How often places in line are fetched, and how many are kept.
+    pub positions: positions::PositionLimits,
 }
 
 impl Default for HttpSettings {
@@ -293,6 +296,7 @@ impl Default for HttpSettings {
             tls: None,
             tls_reload_every: tls::RELOAD_EVERY,
             public_url: None,
+            positions: positions::PositionLimits::default(),
         }
     }
 }
@@ -308,6 +312,8 @@ pub struct Server {
     pub hub: Arc<Hub>,
     /// The connection layer's counters (tests read them).
     pub connections: Arc<ConnectionMetrics>,
+    /// Places in line fetched (tests count the requests).
+    pub positions: Arc<positions::Positions>,
     shutdown: signal::Sender<bool>,
     /// The HTTP server; `None` once [`Server::supervise`] saw it end.
     http: Option<JoinHandle<std::io::Result<()>>>,
@@ -497,6 +503,10 @@ pub async fn start_with_state(
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let addr = listener.local_addr()?;
     let connections = Arc::new(ConnectionMetrics::default());
+    let positions = Arc::new(positions::Positions::new(
+        client.clone(),
+        config.http.positions,
+    ));
     let state = http::AppState {
         hub: hub.clone(),
         auth: Arc::new(authenticator),
@@ -511,6 +521,7 @@ pub async fn start_with_state(
         demo: config.demo,
         public_url: config.http.public_url.clone().unwrap_or_default(),
         shutdown: shutdown_rx.clone(),
+        positions: positions.clone(),
     };
     let mut probe_addr = None;
     if let Some(wanted) = config.http.probe_listen {
@@ -555,6 +566,7 @@ pub async fn start_with_state(
         probe_addr,
         hub,
         connections,
+        positions,
         shutdown,
         http: Some(http),
         workers,
@@ -790,6 +802,7 @@ pub async fn run(args: ServeArgs) -> Result<(), Error> {
                 tls: tls_config.clone(),
                 tls_reload_every: tls::RELOAD_EVERY,
                 public_url: args.public_url.clone(),
+                positions: positions::PositionLimits::default(),
                 request_timeout: args.request_timeout,
                 max_sse_per_client: args.max_sse_per_client.max(1),
             },

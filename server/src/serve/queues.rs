@@ -9,10 +9,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use classify_wasm::queue::line::{self, Unavailable};
 use classify_wasm::queue::{self, Lookup, QueueFacts, QueueObjects};
 use serde_json::Value;
 
 use super::auth::{self, Authenticator, Identity};
+use super::positions::{Fetched, Positions};
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{EventBody, Linked, Store};
 
@@ -307,6 +309,43 @@ impl Gathered {
             cluster_queue,
             preemptor_namespace,
         }))
+    }
+
+    /// `facts` with the Workload's place in line, when it waits in one and
+    /// a cluster is there to ask: fetched from Kueue's visibility API
+    /// ([`Positions`]) if the caller may `get` `localqueues/pendingworkloads`
+    /// there, else said to be withheld.
+    pub async fn with_position(
+        &self,
+        mut facts: QueueFacts,
+        positions: &Positions,
+        auth: &Authenticator,
+        caller: Option<(&str, &Identity)>,
+    ) -> Result<QueueFacts, auth::Error> {
+        let Some(workload) = self.workload.as_ref().and_then(line::workload_name) else {
+            return Ok(facts);
+        };
+        let Some((namespace, name)) = facts.local_queue.split_once('/') else {
+            return Ok(facts);
+        };
+        if !line::waits_in_line(&facts) || namespace != self.namespace {
+            return Ok(facts);
+        }
+        if let Some((token, identity)) = caller {
+            if !auth
+                .may_get_pending_workloads(token, identity, namespace, name)
+                .await?
+            {
+                facts.position = Some(line::unavailable(Unavailable::Withheld, &facts));
+                return Ok(facts);
+            }
+        }
+        facts.position = match positions.list(namespace, name).await {
+            Some(Fetched::Listed(list)) => Some(line::place(&list, &facts, workload)),
+            Some(Fetched::Unavailable(why)) => Some(line::unavailable(why, &facts)),
+            None => None,
+        };
+        Ok(facts)
     }
 }
 

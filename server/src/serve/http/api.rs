@@ -197,9 +197,17 @@ async fn queue_facts(
     let caller = caller
         .as_ref()
         .map(|Extension(c)| (c.token.expose(), &c.identity));
-    gathered
+    let Some(facts) = gathered
         .facts_for(&state.auth, caller)
         .await
+        .map_err(review_failed)?
+    else {
+        return Ok(None);
+    };
+    gathered
+        .with_position(facts, &state.positions, &state.auth, caller)
+        .await
+        .map(Some)
         .map_err(review_failed)
 }
 

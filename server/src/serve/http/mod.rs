@@ -68,6 +68,8 @@ pub struct AppState {
     pub public_url: String,
     /// Turns `true` on shutdown: SSE streams end so connections can close.
     pub shutdown: watch::Receiver<bool>,
+    /// Places in line, fetched from Kueue's visibility API on demand.
+    pub positions: Arc<crate::serve::positions::Positions>,
 }
 
 /// The one error type of the API. Bodies say what is wrong in public terms

@@ -53,6 +53,7 @@ fn state_of(hub: Hub, token: Option<&str>) -> (AppState, watch::Sender<bool>) {
         demo: false,
         public_url: String::new(),
         shutdown: rx,
+        positions: Arc::new(crate::serve::positions::Positions::without_cluster()),
     };
     (state, tx)
 }
