@@ -26,9 +26,8 @@
 //! per client address ([`super::limiter`]), and at most
 //! [`MAX_REVIEWS_IN_FLIGHT`] reviews are in flight at once.
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use std::sync::Arc;
@@ -43,6 +42,12 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use super::limiter::{Rate, RateLimiter};
+
+mod cache;
+mod net;
+
+pub use cache::{DecisionCache, Weigh};
+pub use net::{came_over_https, IpNet};
 
 /// The ClusterRole the server's own identity must be bound to in
 /// `kubernetes` mode.
@@ -248,261 +253,9 @@ pub struct Identity {
     pub extra: BTreeMap<String, Vec<String>>,
 }
 
-/// An address or a CIDR block (`10.0.0.0/8`, `fd00::/8`, `192.0.2.7`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IpNet {
-    network: IpAddr,
-    prefix: u8,
-}
-
-impl IpNet {
-    /// Whether `ip` is in the block.
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6
-                .to_ipv4_mapped()
-                .map(IpAddr::V4)
-                .unwrap_or(IpAddr::V6(v6)),
-            v4 => v4,
-        };
-        match (self.network, ip) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(net) & mask == u32::from(ip) & mask
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(net) & mask == u128::from(ip) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
-impl std::str::FromStr for IpNet {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("{text:?} is not an IP address or a CIDR block such as 10.0.0.0/8");
-        let (address, prefix) = match text.split_once('/') {
-            Some((address, prefix)) => (address, Some(prefix)),
-            None => (text, None),
-        };
-        let network: IpAddr = address.parse().map_err(|_| bad())?;
-        let max = if network.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            Some(p) => p.parse::<u8>().ok().filter(|p| *p <= max).ok_or_else(bad)?,
-            None => max,
-        };
-        Ok(IpNet { network, prefix })
-    }
-}
-
-/// Whether the request came over HTTPS: only a trusted proxy's
-/// `X-Forwarded-Proto: https` says so (the server itself speaks HTTP).
-pub fn came_over_https(
-    peer: Option<SocketAddr>,
-    forwarded_proto: Option<&str>,
-    trusted: &[IpNet],
-) -> bool {
-    let trusted_peer = peer.is_some_and(|p| trusted.iter().any(|net| net.contains(p.ip())));
-    trusted_peer
-        && forwarded_proto
-            .and_then(|v| v.split(',').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
-}
-
 /// The cache key of a token: its SHA-256, so no raw token is kept.
 pub fn token_key(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
-}
-
-/// What a cache entry weighs: the bytes its key or answer holds, counted
-/// against [`AuthConfig::max_cache_bytes`].
-pub trait Weigh {
-    /// Bytes held, the value itself included.
-    fn weight(&self) -> usize;
-}
-
-impl Weigh for bool {
-    fn weight(&self) -> usize {
-        1
-    }
-}
-
-impl Weigh for u8 {
-    fn weight(&self) -> usize {
-        1
-    }
-}
-
-impl Weigh for [u8; 32] {
-    fn weight(&self) -> usize {
-        32
-    }
-}
-
-impl<A: Weigh, B: Weigh> Weigh for (A, B) {
-    fn weight(&self) -> usize {
-        self.0.weight() + self.1.weight()
-    }
-}
-
-impl<T: Weigh> Weigh for Option<T> {
-    fn weight(&self) -> usize {
-        std::mem::size_of::<Self>() + self.as_ref().map_or(0, Weigh::weight)
-    }
-}
-
-impl<T: Weigh> Weigh for Arc<T> {
-    fn weight(&self) -> usize {
-        std::mem::size_of::<Self>() + T::weight(self)
-    }
-}
-
-impl Weigh for Identity {
-    fn weight(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.user.len()
-            + self.uid.as_ref().map_or(0, String::len)
-            + self.groups.iter().map(|g| g.len() + 24).sum::<usize>()
-            + (self.extra.iter())
-                .map(|(k, v)| k.len() + v.iter().map(|x| x.len() + 24).sum::<usize>() + 48)
-                .sum::<usize>()
-    }
-}
-
-/// A bounded map of answers that expire: allows after one TTL, denies
-/// after another. Bounded by count and by bytes; expired entries are purged
-/// as new ones come (at most once a second, so a burst of inserts costs one
-/// sweep), and when it is still full the entries closest to expiring go.
-#[derive(Debug)]
-pub struct DecisionCache<K, V> {
-    inner: Mutex<CacheInner<K, V>>,
-    max_entries: usize,
-    max_bytes: usize,
-}
-
-#[derive(Debug)]
-struct CacheInner<K, V> {
-    entries: HashMap<K, CacheEntry<V>>,
-    bytes: usize,
-    next_sweep: Option<Instant>,
-}
-
-#[derive(Debug, Clone)]
-struct CacheEntry<V> {
-    value: V,
-    stored: Instant,
-    expires: Instant,
-    weight: usize,
-}
-
-/// How often inserts purge expired entries.
-const SWEEP_EVERY: Duration = Duration::from_secs(1);
-
-/// What the map itself spends per entry, besides the key and the answer.
-const ENTRY_OVERHEAD: usize = 48;
-
-impl<K: std::hash::Hash + Eq + Clone + Weigh, V: Clone + Weigh> DecisionCache<K, V> {
-    /// A cache of at most `max_entries` entries and `max_bytes` bytes.
-    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
-        DecisionCache {
-            inner: Mutex::new(CacheInner {
-                entries: HashMap::new(),
-                bytes: 0,
-                next_sweep: None,
-            }),
-            max_entries: max_entries.max(1),
-            max_bytes,
-        }
-    }
-
-    fn inner(&self) -> std::sync::MutexGuard<'_, CacheInner<K, V>> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The answer for `key`, unless it expired or is older than `max_age`.
-    pub fn get(&self, key: &K, now: Instant, max_age: Option<Duration>) -> Option<V> {
-        let inner = self.inner();
-        let entry = inner.entries.get(key)?;
-        let fresh = now < entry.expires
-            && max_age.is_none_or(|age| now.saturating_duration_since(entry.stored) < age);
-        fresh.then(|| entry.value.clone())
-    }
-
-    /// Stores an answer for `ttl`. An answer heavier than the whole byte
-    /// bound is not stored.
-    pub fn put(&self, key: K, value: V, now: Instant, ttl: Duration) {
-        let weight = key.weight() + value.weight() + ENTRY_OVERHEAD;
-        if weight > self.max_bytes {
-            return;
-        }
-        let mut inner = self.inner();
-        if let Some(old) = inner.entries.remove(&key) {
-            inner.bytes -= old.weight;
-        }
-        if inner.next_sweep.is_none_or(|at| now >= at) {
-            inner.next_sweep = Some(now + SWEEP_EVERY);
-            let mut freed = 0;
-            inner.entries.retain(|_, e| {
-                let keep = now < e.expires;
-                if !keep {
-                    freed += e.weight;
-                }
-                keep
-            });
-            inner.bytes -= freed;
-        }
-        while !inner.entries.is_empty()
-            && (inner.entries.len() >= self.max_entries || inner.bytes + weight > self.max_bytes)
-        {
-            let soonest = (inner.entries.iter())
-                .min_by_key(|(_, e)| e.expires)
-                .map(|(k, _)| k.clone());
-            let Some(soonest) = soonest else { break };
-            if let Some(gone) = inner.entries.remove(&soonest) {
-                inner.bytes -= gone.weight;
-            }
-        }
-        inner.bytes += weight;
-        inner.entries.insert(
-            key,
-            CacheEntry {
-                value,
-                stored: now,
-                expires: now + ttl,
-                weight,
-            },
-        );
-    }
-
-    /// Forgets `key`'s answer.
-    pub fn remove(&self, key: &K) {
-        let mut inner = self.inner();
-        if let Some(gone) = inner.entries.remove(key) {
-            inner.bytes -= gone.weight;
-        }
-    }
-
-    /// Entries held now (expired ones included until they are purged).
-    pub fn len(&self) -> usize {
-        self.inner().entries.len()
-    }
-
-    /// Bytes held now, as [`Weigh`] counts them.
-    pub fn bytes(&self) -> usize {
-        self.inner().bytes
-    }
-
-    /// Whether the cache holds nothing.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// What a caller asks access to.
@@ -1120,7 +873,9 @@ pub fn strip_one_newline(text: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use super::cache::ENTRY_OVERHEAD;
     use super::*;
+    use std::net::SocketAddr;
 
     #[test]
     fn cache_keeps_answers_for_their_ttl_and_honours_a_max_age() {
