@@ -30,6 +30,13 @@ use classify_wasm::{Link, Linker, Links};
 use super::projection::{ObjectKind, StoredObject};
 use super::queues::QueueTable;
 
+mod capture;
+mod limits;
+
+pub use capture::CapturedPod;
+use capture::CapturedQueue;
+pub use limits::{parse_byte_size, ByteSizeError, CaptureEvictions, StoreLimits};
+
 /// `(namespace, name)` of an object (namespace `""` for a Node).
 pub type ObjectKey = (String, String);
 /// `(namespace, job)`: one job of CLASSIFICATION.md section 3.1.
@@ -37,8 +44,6 @@ pub type JobKey = (String, String);
 
 /// How many captured pods are kept per TrainJob (section 12).
 pub const CAPTURED_PER_TRAINJOB: usize = 256;
-
-const MIB: usize = 1024 * 1024;
 
 /// What a watch loop saw, for one kind in one scope.
 #[derive(Debug, Clone)]
@@ -70,33 +75,6 @@ pub enum EventBody {
     WatchEnded,
     /// The list was refused with `403 Forbidden`.
     Forbidden,
-}
-
-/// A deleted pod's last state, kept against the TrainJob it was read for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CapturedPod {
-    /// The UID of the TrainJob the pod is evidence for.
-    pub trainjob_uid: String,
-    /// The TrainJob's namespace.
-    pub namespace: String,
-    /// The pod's last known state.
-    pub pod: Arc<StoredObject>,
-    /// The pod vanished while the watch was down: this is its last state the
-    /// server saw, not the state it was deleted in.
-    pub across_gap: bool,
-}
-
-impl CapturedPod {
-    /// Bytes this entry holds, approximately: the pod (counted whole for
-    /// each TrainJob it is kept for, though it is shared), the strings and
-    /// the bookkeeping of the store's queues and order map.
-    pub fn heap_bytes(&self) -> usize {
-        self.pod.heap_bytes()
-            + self.trainjob_uid.capacity()
-            + self.namespace.capacity()
-            + std::mem::size_of::<Self>()
-            + 96
-    }
 }
 
 /// What an applied event changed.
@@ -199,89 +177,6 @@ pub fn own_job(object: &StoredObject) -> Option<String> {
     Some(classify_wasm::job_and_submission(name, object.job_id.as_deref(), submission).0)
 }
 
-/// The memory bounds of a [`Store`] and of the hub's replay rings.
-///
-/// The byte defaults sit far above what ordinary objects weigh, so in
-/// practice the counts bind: a projected pod weighs about 1.3 KB, so 256
-/// captured pods of one TrainJob weigh about 0.35 MB and 50,000 in all
-/// about 65 MB. The byte bounds bind only when pods carry long annotation
-/// values or messages (Kubernetes allows 256 KiB of annotations per object).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoreLimits {
-    /// Captured pods kept per TrainJob.
-    pub captured_per_trainjob: usize,
-    /// Captured pods kept in all; the oldest go first.
-    pub captured_total: usize,
-    /// Bytes of captured pods kept per TrainJob; the oldest go first.
-    pub captured_bytes_per_trainjob: usize,
-    /// Bytes of captured pods kept in all; the oldest go first.
-    pub captured_bytes_total: usize,
-    /// Bytes of `change` frames each namespace keeps for `Last-Event-ID`
-    /// resumes (read by the hub; the frame count bound is fixed).
-    pub replay_bytes_per_namespace: usize,
-    /// Bytes of `change` frames all namespaces' rings keep together; past
-    /// it the oldest frame of any namespace goes first.
-    pub replay_bytes_total: usize,
-    /// Objects gone for longer than this lose their observation history
-    /// (read by the hub, see [`super::history`]).
-    pub history_retention: std::time::Duration,
-    /// Bytes of all observation histories together (read by the hub).
-    pub history_bytes: usize,
-}
-
-impl Default for StoreLimits {
-    fn default() -> Self {
-        StoreLimits {
-            captured_per_trainjob: CAPTURED_PER_TRAINJOB,
-            captured_total: 50_000,
-            captured_bytes_per_trainjob: 16 * MIB,
-            captured_bytes_total: 256 * MIB,
-            replay_bytes_per_namespace: 64 * MIB,
-            replay_bytes_total: 256 * MIB,
-            history_retention: super::history::DEFAULT_RETENTION,
-            history_bytes: super::history::HistoryLimits::default().bytes,
-        }
-    }
-}
-
-/// Captured pods evicted to stay within a bound, by bound, since the start.
-/// A pod larger than a whole byte budget is not kept, and counts under
-/// that bound.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CaptureEvictions {
-    /// Past `captured_per_trainjob`.
-    pub trainjob_pods: u64,
-    /// Past `captured_bytes_per_trainjob`.
-    pub trainjob_bytes: u64,
-    /// Past `captured_total`.
-    pub total_pods: u64,
-    /// Past `captured_bytes_total`.
-    pub total_bytes: u64,
-}
-
-/// A byte size that is not a whole number with an optional binary suffix.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("expected a byte size such as 65536, 512Ki, 64Mi or 1Gi")]
-pub struct ByteSizeError;
-
-/// Reads a byte size: a whole number of bytes, optionally with a binary
-/// suffix `Ki`, `Mi` or `Gi` (as Kubernetes quantities write them).
-pub fn parse_byte_size(text: &str) -> Result<usize, ByteSizeError> {
-    let text = text.trim();
-    let (digits, multiplier) = [("Ki", 1usize << 10), ("Mi", 1 << 20), ("Gi", 1 << 30)]
-        .into_iter()
-        .find_map(|(suffix, m)| text.strip_suffix(suffix).map(|d| (d, m)))
-        .unwrap_or((text, 1));
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(ByteSizeError);
-    }
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(multiplier))
-        .ok_or(ByteSizeError)
-}
-
 /// Whether the Namespace objects are known (`--all-namespaces` only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamespaceList {
@@ -291,14 +186,6 @@ pub enum NamespaceList {
     Listed,
     /// Listing them is forbidden.
     Forbidden,
-}
-
-/// One TrainJob's captured pods, oldest first, and what they weigh.
-#[derive(Debug, Default)]
-struct CapturedQueue {
-    /// `(capture sequence number, entry, its bytes)`.
-    entries: VecDeque<(u64, Arc<CapturedPod>, usize)>,
-    bytes: usize,
 }
 
 /// The server's memory of the cluster. See the module docs.
@@ -932,170 +819,6 @@ impl Store {
                     pod_uid: captured.pod.uid.clone(),
                 });
             }
-        }
-    }
-
-    /// Keeps a deleted pod's last state against the TrainJob it was read for.
-    fn capture(&mut self, pod: Arc<StoredObject>, across_gap: bool, deltas: &mut Vec<Delta>) {
-        if pod.job_id.is_none() {
-            return;
-        }
-        let trainjobs: Vec<(String, String)> = match self.pod_owner.get(&pod.uid) {
-            Some(owner) => self
-                .trainjobs_by_uid
-                .get(owner)
-                .map(|(ns, _)| vec![(owner.clone(), ns.clone())])
-                .unwrap_or_default(),
-            None => self
-                .trainjobs_selecting(&pod)
-                .into_iter()
-                .filter(|tj| !tj.uid.is_empty())
-                .map(|tj| (tj.uid.clone(), tj.namespace.clone()))
-                .collect(),
-        };
-        for (trainjob_uid, namespace) in trainjobs {
-            let captured = Arc::new(CapturedPod {
-                trainjob_uid: trainjob_uid.clone(),
-                namespace,
-                pod: pod.clone(),
-                across_gap,
-            });
-            self.keep_captured(captured, true, deltas);
-            self.mark_trainjob(&trainjob_uid);
-        }
-        self.enforce_total_capture_bounds(deltas);
-    }
-
-    /// Keeps one captured pod last in its TrainJob's queue (replacing an
-    /// earlier capture of the same pod), then applies the per-TrainJob
-    /// bounds. `announce`: push [`Delta::Captured`] (not for a restore).
-    /// Returns whether it is kept (a pod larger than a whole budget is not).
-    fn keep_captured(
-        &mut self,
-        captured: Arc<CapturedPod>,
-        announce: bool,
-        deltas: &mut Vec<Delta>,
-    ) -> bool {
-        let trainjob_uid = captured.trainjob_uid.clone();
-        let pod = captured.pod.clone();
-        {
-            // The same pod captured twice (deleted, re-listed) is kept once.
-            let replaced = self.forget_captured(&trainjob_uid, &pod.uid);
-            let bytes = captured.heap_bytes();
-            let oversize = if bytes > self.limits.captured_bytes_per_trainjob {
-                Some(&mut self.capture_evictions.trainjob_bytes)
-            } else if bytes > self.limits.captured_bytes_total {
-                Some(&mut self.capture_evictions.total_bytes)
-            } else {
-                None
-            };
-            if let Some(counter) = oversize {
-                // Keeping it would evict everything else and still not fit.
-                *counter += 1;
-                if replaced {
-                    deltas.push(Delta::CapturedDropped {
-                        namespace: captured.namespace.clone(),
-                        trainjob_uid: trainjob_uid.clone(),
-                        pod_uid: pod.uid.clone(),
-                    });
-                }
-                return false;
-            }
-            let seq = self.next_capture;
-            self.next_capture += 1;
-            let queue = self.captured.entry(trainjob_uid.clone()).or_default();
-            queue.entries.push_back((seq, captured.clone(), bytes));
-            self.linker.upsert_links(
-                Linked::Captured(trainjob_uid.clone(), pod.uid.clone()),
-                links_of_captured(&captured),
-            );
-            queue.bytes += bytes;
-            self.captured_bytes += bytes;
-            self.capture_order.insert(seq, trainjob_uid.clone());
-            if announce {
-                deltas.push(Delta::Captured(captured));
-            }
-            while let Some(queue) = self.captured.get(&trainjob_uid) {
-                if queue.entries.len() > self.limits.captured_per_trainjob {
-                    self.capture_evictions.trainjob_pods += 1;
-                } else if queue.bytes > self.limits.captured_bytes_per_trainjob {
-                    self.capture_evictions.trainjob_bytes += 1;
-                } else {
-                    break;
-                }
-                self.drop_oldest_of(&trainjob_uid, deltas);
-            }
-        }
-        true
-    }
-
-    /// Drops the oldest captured pods of any TrainJob past the global bounds.
-    fn enforce_total_capture_bounds(&mut self, deltas: &mut Vec<Delta>) {
-        loop {
-            if self.capture_order.len() > self.limits.captured_total {
-                self.capture_evictions.total_pods += 1;
-            } else if self.captured_bytes > self.limits.captured_bytes_total {
-                self.capture_evictions.total_bytes += 1;
-            } else {
-                break;
-            }
-            let Some((_, trainjob_uid)) = self.capture_order.first_key_value() else {
-                break;
-            };
-            let trainjob_uid = trainjob_uid.clone();
-            self.drop_oldest_of(&trainjob_uid, deltas);
-            self.mark_trainjob(&trainjob_uid);
-        }
-    }
-
-    /// Removes the entry of `pod_uid` from a TrainJob's captured pods, if
-    /// any, without a delta (the caller replaces or reports it).
-    fn forget_captured(&mut self, trainjob_uid: &str, pod_uid: &str) -> bool {
-        let Some(queue) = self.captured.get_mut(trainjob_uid) else {
-            return false;
-        };
-        let Some(at) = queue
-            .entries
-            .iter()
-            .position(|(_, c, _)| c.pod.uid == pod_uid)
-        else {
-            return false;
-        };
-        if let Some((seq, _, bytes)) = queue.entries.remove(at) {
-            self.linker.remove(&Linked::Captured(
-                trainjob_uid.to_string(),
-                pod_uid.to_string(),
-            ));
-            queue.bytes -= bytes;
-            self.captured_bytes -= bytes;
-            self.capture_order.remove(&seq);
-        }
-        if queue.entries.is_empty() {
-            self.captured.remove(trainjob_uid);
-        }
-        true
-    }
-
-    fn drop_oldest_of(&mut self, trainjob_uid: &str, deltas: &mut Vec<Delta>) {
-        let Some(queue) = self.captured.get_mut(trainjob_uid) else {
-            return;
-        };
-        if let Some((seq, dropped, bytes)) = queue.entries.pop_front() {
-            self.linker.remove(&Linked::Captured(
-                dropped.trainjob_uid.clone(),
-                dropped.pod.uid.clone(),
-            ));
-            queue.bytes -= bytes;
-            self.captured_bytes -= bytes;
-            self.capture_order.remove(&seq);
-            deltas.push(Delta::CapturedDropped {
-                namespace: dropped.namespace.clone(),
-                trainjob_uid: dropped.trainjob_uid.clone(),
-                pod_uid: dropped.pod.uid.clone(),
-            });
-        }
-        if queue.entries.is_empty() {
-            self.captured.remove(trainjob_uid);
         }
     }
 

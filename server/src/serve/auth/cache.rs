@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::Identity;
 
 /// What a cache entry weighs: the bytes its key or answer holds, counted
-/// against [`AuthConfig::max_cache_bytes`].
+/// against [`super::AuthConfig::max_cache_bytes`].
 pub trait Weigh {
     /// Bytes held, the value itself included.
     fn weight(&self) -> usize;
