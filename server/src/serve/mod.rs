@@ -81,7 +81,7 @@ pub mod tls;
 pub mod view;
 pub mod watch;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -394,14 +394,7 @@ pub async fn start_with_state(
     state: Option<persist::StateDir>,
 ) -> Result<Server, Error> {
     let default_namespace = config.kube.default_namespace.clone();
-    // Reviews go as the server's own identity too, but without the client's
-    // retries: kube retries a 429, 503 or 504 up to 15 times, backing off
-    // for minutes, while a user waits and a review slot is held. A review
-    // the API server cannot answer now fails at once, and the user gets a
-    // 503 with Retry-After instead.
-    let mut review_config = config.kube.clone();
-    review_config.default_retry = false;
-    let review_client = kube::Client::try_from(review_config)?;
+    let review_client = review_client(&config.kube)?;
     let client = kube::Client::try_from(config.kube)?;
     let sessions = http_sessions(&config.auth);
     let authenticator = auth::Authenticator::new(config.auth, Some(review_client));
@@ -416,18 +409,7 @@ pub async fn start_with_state(
         }
         Err(e) => return Err(e.into()),
     };
-    let mode = match config.mode {
-        ModeChoice::Plain => Mode::Plain,
-        ModeChoice::Kueue => Mode::Kueue,
-        // Kueue iff Workloads are served in a version this server reads.
-        ModeChoice::Auto => match discovered
-            .as_ref()
-            .and_then(|d| d.get(&ObjectKind::Workload))
-        {
-            Some(discovery::Availability::Served(_)) => Mode::Kueue,
-            _ => Mode::Plain,
-        },
-    };
+    let mode = mode_of(config.mode, discovered.as_ref());
     let scope = if config.all_namespaces {
         Scope::All
     } else if config.namespaces.is_empty() {
@@ -441,64 +423,17 @@ pub async fn start_with_state(
             tracing::info!(kind = kind.name(), api_version, "discovered");
         }
     }
-    let mut hub = Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after);
-    let mut outbox = None;
-    if let Some(notify) = config.notify {
-        let (notifier, sender) = notify::Notifier::new(notify);
-        // The HTTPS client is built now, so a machine without TLS roots
-        // fails to start rather than failing every notification.
-        outbox = Some(sender.connect()?);
-        hub = hub.with_notifier(notifier);
-    }
-    if let Some(state) = state {
-        hub = hub.with_state_dir(state)?;
-    }
+    let hub = Hub::new(mode, scope, config.limits).with_unready_after(config.unready_after);
+    let (hub, outbox) = with_notifier_and_state(hub, config.notify, state)?;
     let hub = Arc::new(hub);
-    if let (Mode::Plain, Some(found)) = (mode, &discovered) {
-        if let Some(discovery::Availability::UnknownVersions(versions)) =
-            found.get(&ObjectKind::Workload)
-        {
-            // Kueue is installed, but in no version this server reads:
-            // plain mode, said loudly rather than silently.
-            tracing::warn!(
-                served = %versions.join(", "),
-                understood = %discovery::understood_versions(ObjectKind::Workload).join(", "),
-                "Workloads are served only in versions this server does not understand; classifying in plain mode"
-            );
-            hub.health().note_unwatched(
-                ObjectKind::Workload,
-                health::WatchState::UnknownVersions(versions.clone()),
-            );
-        }
+    if mode == Mode::Plain {
+        note_unknown_workload_versions(&hub, discovered.as_ref());
     }
     let (events_tx, events_rx) = mpsc::channel::<WatchEvent>(4096);
     let mut workers = Workers::default();
     workers.spawn("ingest", ingest_loop(hub.clone(), events_rx));
     workers.spawn("session purge", purge_sessions(sessions.clone()));
-    for (kind, scope) in hub.watched_scopes().to_vec() {
-        let availability = match (kind, &discovered) {
-            (ObjectKind::Pod | ObjectKind::Node, _) => {
-                Some(discovery::choose(kind, &Default::default(), &[]))
-            }
-            (_, Some(found)) => found.get(&kind).cloned(),
-            (_, None) => None,
-        };
-        let name = match &scope {
-            Some(ns) => format!("watch {} in {ns}", kind.name()),
-            None => format!("watch {}", kind.name()),
-        };
-        workers.spawn(
-            name,
-            watch::run(
-                client.clone(),
-                kind,
-                scope,
-                availability,
-                events_tx.clone(),
-                hub.health().clone(),
-            ),
-        );
-    }
+    spawn_watches(&mut workers, &hub, &client, discovered.as_ref(), &events_tx);
     let (shutdown, shutdown_rx) = signal::channel(false);
     if let Some(outbox) = outbox {
         workers.spawn("notifications", outbox.run(shutdown_rx.clone()));
@@ -526,26 +461,19 @@ pub async fn start_with_state(
         shutdown: shutdown_rx.clone(),
         positions: positions.clone(),
     };
-    let mut probe_addr = None;
-    if let Some(wanted) = config.http.probe_listen {
-        let probes = tokio::net::TcpListener::bind(wanted).await?;
-        probe_addr = Some(probes.local_addr()?);
-        tracing::info!(addr = %probes.local_addr()?, "serving the probes");
-        workers.spawn(
-            "probes",
-            listen::serve_or_log(
-                probes,
-                http::probe_app(state.clone()),
-                ConnectionLimits {
-                    max_connections: PROBE_CONNECTIONS,
-                    max_connections_per_client: PROBE_CONNECTIONS,
-                    ..config.http.connections
-                },
-                Arc::new(ConnectionMetrics::default()),
-                shutdown_rx.clone(),
-            ),
-        );
-    }
+    let probe_addr = match config.http.probe_listen {
+        Some(wanted) => Some(
+            spawn_probes(
+                &mut workers,
+                wanted,
+                &state,
+                config.http.connections,
+                &shutdown_rx,
+            )
+            .await?,
+        ),
+        None => None,
+    };
     // The web client, embedded at build time, answers every path the API
     // does not route.
     let app = http::app_with_assets(state, crate::assets::router());
@@ -574,6 +502,141 @@ pub async fn start_with_state(
         http: Some(http),
         workers,
     })
+}
+
+/// The client reviews go through: the server's own identity too, but
+/// without the client's retries. kube retries a 429, 503 or 504 up to 15
+/// times, backing off for minutes, while a user waits and a review slot is
+/// held; a review the API server cannot answer now fails at once, and the
+/// user gets a 503 with Retry-After instead.
+fn review_client(kube: &kube::Config) -> Result<kube::Client, Error> {
+    let mut config = kube.clone();
+    config.default_retry = false;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// The hub with its notifier (and the outbox that sends for it) when
+/// webhooks are configured, and restored from the state directory when
+/// there is one.
+fn with_notifier_and_state(
+    mut hub: Hub,
+    notify: Option<notify::NotifyConfig>,
+    state: Option<persist::StateDir>,
+) -> Result<(Hub, Option<notify::Connected>), Error> {
+    let mut outbox = None;
+    if let Some(notify) = notify {
+        let (notifier, sender) = notify::Notifier::new(notify);
+        // The HTTPS client is built now, so a machine without TLS roots
+        // fails to start rather than failing every notification.
+        outbox = Some(sender.connect()?);
+        hub = hub.with_notifier(notifier);
+    }
+    if let Some(state) = state {
+        hub = hub.with_state_dir(state)?;
+    }
+    Ok((hub, outbox))
+}
+
+/// The mode to classify in: the one asked for, or with `--mode auto`
+/// Kueue iff Workloads are served in a version this server reads.
+fn mode_of(
+    choice: ModeChoice,
+    discovered: Option<&BTreeMap<ObjectKind, discovery::Availability>>,
+) -> Mode {
+    match choice {
+        ModeChoice::Plain => Mode::Plain,
+        ModeChoice::Kueue => Mode::Kueue,
+        ModeChoice::Auto => match discovered.and_then(|d| d.get(&ObjectKind::Workload)) {
+            Some(discovery::Availability::Served(_)) => Mode::Kueue,
+            _ => Mode::Plain,
+        },
+    }
+}
+
+/// Kueue is installed, but in no version this server reads: plain mode,
+/// said loudly (a warning, and `/readyz`) rather than silently.
+fn note_unknown_workload_versions(
+    hub: &Hub,
+    discovered: Option<&BTreeMap<ObjectKind, discovery::Availability>>,
+) {
+    let Some(discovery::Availability::UnknownVersions(versions)) =
+        discovered.and_then(|d| d.get(&ObjectKind::Workload))
+    else {
+        return;
+    };
+    tracing::warn!(
+        served = %versions.join(", "),
+        understood = %discovery::understood_versions(ObjectKind::Workload).join(", "),
+        "Workloads are served only in versions this server does not understand; classifying in plain mode"
+    );
+    hub.health().note_unwatched(
+        ObjectKind::Workload,
+        health::WatchState::UnknownVersions(versions.clone()),
+    );
+}
+
+/// One watch loop per watched kind and scope, at the version discovery
+/// chose (the loops discover on their own when it was not read).
+fn spawn_watches(
+    workers: &mut Workers,
+    hub: &Arc<Hub>,
+    client: &kube::Client,
+    discovered: Option<&BTreeMap<ObjectKind, discovery::Availability>>,
+    events: &mpsc::Sender<WatchEvent>,
+) {
+    for (kind, scope) in hub.watched_scopes().to_vec() {
+        let availability = match (kind, discovered) {
+            (ObjectKind::Pod | ObjectKind::Node, _) => {
+                Some(discovery::choose(kind, &Default::default(), &[]))
+            }
+            (_, Some(found)) => found.get(&kind).cloned(),
+            (_, None) => None,
+        };
+        let name = match &scope {
+            Some(ns) => format!("watch {} in {ns}", kind.name()),
+            None => format!("watch {}", kind.name()),
+        };
+        workers.spawn(
+            name,
+            watch::run(
+                client.clone(),
+                kind,
+                scope,
+                availability,
+                events.clone(),
+                hub.health().clone(),
+            ),
+        );
+    }
+}
+
+/// Serves the probes alone on `wanted` (`--probe-listen`); returns the
+/// address bound.
+async fn spawn_probes(
+    workers: &mut Workers,
+    wanted: SocketAddr,
+    state: &http::AppState,
+    connections: ConnectionLimits,
+    shutdown: &signal::Receiver<bool>,
+) -> Result<SocketAddr, Error> {
+    let probes = tokio::net::TcpListener::bind(wanted).await?;
+    let addr = probes.local_addr()?;
+    tracing::info!(%addr, "serving the probes");
+    workers.spawn(
+        "probes",
+        listen::serve_or_log(
+            probes,
+            http::probe_app(state.clone()),
+            ConnectionLimits {
+                max_connections: PROBE_CONNECTIONS,
+                max_connections_per_client: PROBE_CONNECTIONS,
+                ..connections
+            },
+            Arc::new(ConnectionMetrics::default()),
+            shutdown.clone(),
+        ),
+    );
+    Ok(addr)
 }
 
 /// Connections the probe listener takes at once: the kubelet makes one
