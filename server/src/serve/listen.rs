@@ -39,10 +39,11 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpListener;
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Sleep;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use super::tls::TlsConfig;
@@ -354,6 +355,47 @@ impl HttpBody for TrackedBody {
 /// closed to give back its slot.
 const EVICTION_WAIT: Duration = Duration::from_secs(1);
 
+/// Whether a new connection from `ip` may be served, and the slot and
+/// permit it holds now. At a cap, the longest-idle keep-alive connection
+/// (of this address, at its own cap) is closed to make room, and the new
+/// one waits for what that gives back (`None` here, taken within
+/// [`EVICTION_WAIT`]); only when every connection is busy is it refused
+/// (`None` in all).
+fn admit(
+    addresses: &Arc<AddressSlots>,
+    permits: &Arc<Semaphore>,
+    table: &ConnectionTable,
+    metrics: &ConnectionMetrics,
+    ip: IpAddr,
+) -> Option<(Option<AddressSlot>, Option<OwnedSemaphorePermit>)> {
+    let address_slot = match addresses.acquire(ip) {
+        Some(slot) => Some(slot),
+        None if table.close_longest_idle(Some(ip)) => {
+            metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+        None => {
+            metrics.rejected.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+    };
+    let permit = match permits.clone().try_acquire_owned() {
+        Ok(permit) => Some(permit),
+        // The connection closed for this address's slot gives back a
+        // permit too: one is closed, not two.
+        Err(_) if address_slot.is_none() => None,
+        Err(_) if table.close_longest_idle(None) => {
+            metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+        Err(_) => {
+            metrics.rejected.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+    };
+    Some((address_slot, permit))
+}
+
 /// Serves `app` on `listener` until `shutdown` turns true, then lets open
 /// connections finish (SSE streams end on the same signal) for up to
 /// [`DRAIN`].
@@ -387,35 +429,10 @@ pub async fn serve(
                 continue;
             }
         };
-        // At a cap, the longest-idle keep-alive connection (of this
-        // address, at its own cap) is closed to make room; only when every
-        // connection is busy is the new one refused.
-        let address_slot = match addresses.acquire(peer.ip()) {
-            Some(slot) => Some(slot),
-            None if table.close_longest_idle(Some(peer.ip())) => {
-                metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
-                None
-            }
-            None => {
-                metrics.rejected.fetch_add(1, Ordering::Relaxed);
-                drop(stream);
-                continue;
-            }
-        };
-        let permit = match permits.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            // The connection closed for this address's slot gives back a
-            // permit too: one is closed, not two.
-            Err(_) if address_slot.is_none() => None,
-            Err(_) if table.close_longest_idle(None) => {
-                metrics.idle_closed.fetch_add(1, Ordering::Relaxed);
-                None
-            }
-            Err(_) => {
-                metrics.rejected.fetch_add(1, Ordering::Relaxed);
-                drop(stream);
-                continue;
-            }
+        let Some((address_slot, permit)) = admit(&addresses, &permits, &table, &metrics, peer.ip())
+        else {
+            drop(stream);
+            continue;
         };
         let permits = permits.clone();
         let table = table.clone();
@@ -456,37 +473,10 @@ pub async fn serve(
             };
             metrics.open.fetch_add(1, Ordering::Relaxed);
             let stream = DeadlineStream::new(stream, limits.write_timeout, metrics.clone());
-            match acceptor {
-                None => {
-                    serve_connection(
-                        stream, peer, false, tracked, app, limits, &metrics, shutdown,
-                    )
-                    .await
-                }
-                // The handshake shares the request head's time limit, so a
-                // client that opens and says nothing is closed the same way.
-                Some(acceptor) => {
-                    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream))
-                        .await
-                    {
-                        Ok(Ok(stream)) => {
-                            serve_connection(
-                                stream, peer, true, tracked, app, limits, &metrics, shutdown,
-                            )
-                            .await;
-                        }
-                        Ok(Err(e)) => {
-                            metrics
-                                .tls_handshake_failures
-                                .fetch_add(1, Ordering::Relaxed);
-                            tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        }
-                        Err(_) => {
-                            metrics.header_timeouts.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
+            serve_plain_or_tls(
+                stream, acceptor, peer, tracked, app, limits, &metrics, shutdown,
+            )
+            .await;
             metrics.open.fetch_sub(1, Ordering::Relaxed);
             table.closed(id);
             drop(permit);
@@ -502,6 +492,45 @@ pub async fn serve(
         connections.abort_all();
     }
     Ok(())
+}
+
+/// Serves one admitted connection, first completing the TLS handshake when
+/// the server has TLS.
+#[allow(clippy::too_many_arguments)]
+async fn serve_plain_or_tls(
+    stream: DeadlineStream<TcpStream>,
+    acceptor: Option<TlsAcceptor>,
+    peer: SocketAddr,
+    tracked: Tracked,
+    app: Router,
+    limits: ConnectionLimits,
+    metrics: &Arc<ConnectionMetrics>,
+    shutdown: watch::Receiver<bool>,
+) {
+    match acceptor {
+        None => {
+            serve_connection(stream, peer, false, tracked, app, limits, metrics, shutdown).await
+        }
+        // The handshake shares the request head's time limit, so a
+        // client that opens and says nothing is closed the same way.
+        Some(acceptor) => {
+            match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    serve_connection(stream, peer, true, tracked, app, limits, metrics, shutdown)
+                        .await;
+                }
+                Ok(Err(e)) => {
+                    metrics
+                        .tls_handshake_failures
+                        .fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                }
+                Err(_) => {
+                    metrics.header_timeouts.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
 }
 
 /// [`serve`] as a supervised worker: it returns only on shutdown or when
