@@ -122,6 +122,32 @@ impl Wait {
             Wait::Finished => "finished",
         }
     }
+
+    /// A few words a person reads in the dashboard's queue cell.
+    pub fn words(self) -> &'static str {
+        match self {
+            Wait::NeverFits => "never fits",
+            Wait::LocalQueueNotFound => "no LocalQueue",
+            Wait::LocalQueueNotReadable => "LocalQueue withheld",
+            Wait::LocalQueueStopped => "LocalQueue stopped",
+            Wait::ClusterQueueNotFound => "no ClusterQueue",
+            Wait::ClusterQueueNotReadable => "ClusterQueue withheld",
+            Wait::ClusterQueueStopped => "ClusterQueue stopped",
+            Wait::Unreadable => "unreadable",
+            Wait::NoWorkload => "no Workload yet",
+            Wait::Deactivated => "deactivated",
+            Wait::PreemptedWorkloads => "waiting for preempted",
+            Wait::Topology => "topology",
+            Wait::NoMatchingFlavor => "no matching flavor",
+            Wait::Misconfigured => "misconfigured",
+            Wait::Quota => "waiting for quota",
+            Wait::CouldBorrow => "could borrow",
+            Wait::Fits => "fits",
+            Wait::AdmissionChecks => "admission checks",
+            Wait::Admitted => "admitted",
+            Wait::Finished => "finished",
+        }
+    }
 }
 
 /// An amount of one resource, in its canonical text.
@@ -150,6 +176,15 @@ pub struct Room {
     pub fits: bool,
 }
 
+/// What the dashboard's queue column shows for one TrainJob
+/// ([`QueueFacts::cell`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueCell {
+    pub text: String,
+    /// The hover text.
+    pub title: String,
+}
+
 /// The queue facts of one TrainJob.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -174,6 +209,14 @@ pub struct QueueFacts {
     pub position: Option<line::Position>,
 }
 
+/// The LocalQueue `trainjob` waits in: its Workload's `spec.queueName`
+/// (section 4's pick, if any), else its `kueue.x-k8s.io/queue-name` label.
+pub fn queue_name<'v>(trainjob: &'v Value, workload: Option<&'v Value>) -> Option<&'v str> {
+    workload
+        .and_then(|w| read::text(w, &["spec", "queueName"]))
+        .or_else(|| read::label(trainjob, crate::fields::QUEUE_NAME))
+}
+
 /// The queue facts of `trainjob`, read with `workload` (section 4's pick,
 /// if any); `None` when neither names a LocalQueue.
 pub fn facts(
@@ -182,9 +225,7 @@ pub fn facts(
     objects: &dyn QueueObjects,
 ) -> Option<QueueFacts> {
     let namespace = read::text(trainjob, &["metadata", "namespace"]).unwrap_or("");
-    let queue_name = workload
-        .and_then(|w| read::text(w, &["spec", "queueName"]))
-        .or_else(|| read::label(trainjob, crate::fields::QUEUE_NAME))?;
+    let queue_name = queue_name(trainjob, workload)?;
     let mut out = QueueFacts {
         local_queue: format!("{namespace}/{queue_name}"),
         cluster_queue: None,
@@ -315,6 +356,36 @@ impl QueueFacts {
         self
     }
 
+    /// The dashboard's queue cell for a job that waits in line or cannot
+    /// wait (a missing, unreadable or stopped queue): its place when one is
+    /// known, else what it waits for; the hover text is the sentence and the
+    /// place's. `None` once it is admitted or finished, which the state
+    /// column says.
+    pub fn cell(&self) -> Option<QueueCell> {
+        if matches!(self.wait, Wait::Admitted | Wait::Finished) {
+            return None;
+        }
+        let place = self.position.as_ref().and_then(|p| {
+            let at = p.in_local_queue?;
+            Some(match (p.of, p.more) {
+                (Some(of), true) => format!("{} of {of}+", line::ordinal(at)),
+                (Some(of), false) => format!("{} of {of}", line::ordinal(at)),
+                (None, _) => line::ordinal(at),
+            })
+        });
+        let text = match place {
+            _ if self.never_fits => "never fits".to_string(),
+            Some(place) => place,
+            None => self.wait.words().to_string(),
+        };
+        let mut title = self.sentence.clone();
+        if let Some(position) = &self.position {
+            title.push_str("; ");
+            title.push_str(&position.sentence);
+        }
+        Some(QueueCell { text, title })
+    }
+
     /// The facts as the lines of an explanation's queue section.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
@@ -325,6 +396,9 @@ impl QueueFacts {
         lines.push(queue);
         lines.push(format!("wait: {}", self.wait.as_str()));
         lines.push(self.sentence.clone());
+        if let Some(position) = &self.position {
+            lines.push(position.sentence.clone());
+        }
         if let Some(by) = &self.preempted_by {
             lines.push(by.clone());
         }

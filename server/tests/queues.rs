@@ -489,6 +489,59 @@ async fn the_place_in_line_is_kueues_or_said_to_be_unavailable() {
     server.shutdown().await.expect("clean shutdown");
 }
 
+/// The dashboard stream carries the same facts as Find in its `queues`
+/// frames, and a new frame when a place in line changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_stream_follows_the_place_in_line() {
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    a_full_queue(&emu);
+    a_waiting_job(&emu, "llm", 100, "2026-12-01T09:00:00Z");
+    a_waiting_job(&emu, "vit", 100, "2026-12-01T08:00:00Z");
+    let server = server_with_positions(&running, Duration::ZERO).await;
+    let addr = server.addr;
+    ready(addr).await;
+    let place_of = |frame: &classify_wasm::wire::QueuesFrame, job: &str| {
+        frame
+            .jobs
+            .iter()
+            .find(|j| j.name == format!("{job}-s1"))
+            .and_then(|j| j.queue.position.clone())
+            .map(|p| p.sentence)
+    };
+    let mut sse = SseReader::open(addr, &format!("/api/v1/namespaces/{NS}/snapshots"), &[]).await;
+    assert_eq!(sse.status, 200);
+    let mut frame = sse.next_queues(30).await.expect("a queues frame");
+    // A watch may still be catching up: frames follow until it has.
+    while place_of(&frame, "llm").is_none_or(|p| !p.starts_with("2nd of 2")) {
+        frame = sse.next_queues(30).await.expect("a queues frame");
+    }
+    assert!(!frame.cut);
+    let (_, found) = get_json(addr, &format!("/api/v1/namespaces/{NS}/jobs/llm")).await;
+    let from_find = trainjob_entry(&found, "llm-s1").expect("llm")["queue"].clone();
+    let in_frame = frame.jobs.iter().find(|j| j.name == "llm-s1").expect("llm");
+    assert_eq!(serde_json::to_value(&in_frame.queue).unwrap(), from_find);
+    let cell = in_frame.queue.cell().expect("a waiting job has a cell");
+    assert_eq!(cell.text, "2nd of 2");
+
+    // A higher priority joins the line ahead of both: the next frame says so.
+    a_waiting_job(&emu, "gpt", 900, "2026-12-01T11:00:00Z");
+    let moved = loop {
+        let frame = sse.next_queues(30).await.expect("a queues frame");
+        if let Some(place) = place_of(&frame, "llm").filter(|p| p.starts_with("3rd of 3")) {
+            break (place, frame);
+        }
+    };
+    assert_eq!(
+        place_of(&moved.1, "gpt").as_deref().map(|p| &p[..8]),
+        Some("1st of 3"),
+        "{:?}",
+        moved.0
+    );
+    drop(sse);
+    server.shutdown().await.expect("clean shutdown");
+}
+
 /// The `position` Find gives TrainJob `{job}-s1` of `NS`.
 async fn position_in_line(addr: std::net::SocketAddr, job: &str) -> Option<Value> {
     let (_, found) = get_json(addr, &format!("/api/v1/namespaces/{NS}/jobs/{job}")).await;

@@ -192,3 +192,60 @@ fn seeded_waits_agree_with_plain_arithmetic() {
         );
     }
 }
+
+fn waiting(wait: Wait, sentence: &str) -> QueueFacts {
+    QueueFacts {
+        local_queue: "team-a/main".into(),
+        cluster_queue: Some("gpu-cq".into()),
+        wait,
+        never_fits: wait == Wait::NeverFits,
+        asks: Vec::new(),
+        room: Vec::new(),
+        sentence: sentence.into(),
+        preempted_by: None,
+        position: None,
+    }
+}
+
+#[test]
+fn the_queue_cell_shows_the_place_else_the_wait_and_hovers_the_sentences() {
+    let mut facts = waiting(
+        Wait::Quota,
+        "needs 32 nvidia.com/gpu; 24 more must be released",
+    );
+    let cell = facts.cell().expect("a waiting job has a cell");
+    assert_eq!(cell.text, "waiting for quota");
+    assert_eq!(cell.title, facts.sentence);
+
+    facts.position = Some(line::Position {
+        in_local_queue: Some(3),
+        of: Some(17),
+        more: false,
+        in_cluster_queue: Some(12),
+        priority: None,
+        unavailable: None,
+        sentence: "3rd of 17 in team-a/main, 12th in ClusterQueue gpu-cq".into(),
+    });
+    let cell = facts.cell().expect("cell");
+    assert_eq!(cell.text, "3rd of 17");
+    assert_eq!(
+        cell.title,
+        "needs 32 nvidia.com/gpu; 24 more must be released; \
+         3rd of 17 in team-a/main, 12th in ClusterQueue gpu-cq"
+    );
+    assert!(facts
+        .lines()
+        .contains(&"3rd of 17 in team-a/main, 12th in ClusterQueue gpu-cq".to_string()));
+    if let Some(p) = facts.position.as_mut() {
+        p.more = true;
+    }
+    assert_eq!(facts.cell().map(|c| c.text).as_deref(), Some("3rd of 17+"));
+
+    // Loud, whatever its place.
+    facts.never_fits = true;
+    assert_eq!(facts.cell().map(|c| c.text).as_deref(), Some("never fits"));
+
+    for settled in [Wait::Admitted, Wait::Finished] {
+        assert_eq!(waiting(settled, "admitted").cell(), None);
+    }
+}

@@ -8,11 +8,14 @@
 //! | `rows` | [`classified_rows_json`] | [`read_rows`] |
 //! | `snapshot` | [`SnapshotWriter`] | [`Document::parse`] |
 //! | `change` | [`ChangeFrame::to_json`] | [`ChangeFrame::parse`] |
+//! | `queues` | [`QueuesFrame::to_json`] | [`QueuesFrame::parse`] |
 
 mod change;
+mod queues;
 mod snapshot;
 
 pub use change::{captured_entry, ChangeFrame, Deleted, DroppedCapture};
+pub use queues::QueuesFrame;
 pub use snapshot::Document;
 
 pub use crate::snapshot_writer::SnapshotWriter;

@@ -8,9 +8,11 @@
 //! it the objects, and says which of them the caller may read.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use classify_wasm::queue::line::{self, Unavailable};
-use classify_wasm::queue::{self, Lookup, QueueFacts, QueueObjects};
+use classify_wasm::queue::{self, JobQueueFacts, Lookup, QueueFacts, QueueObjects};
+use classify_wasm::wire::QueuesFrame;
 use serde_json::Value;
 
 use super::auth::{self, Authenticator, Identity};
@@ -152,37 +154,54 @@ impl QueueTable {
 #[derive(Debug, Clone)]
 pub struct Gathered {
     namespace: String,
+    /// The TrainJob's name.
+    pub name: String,
     trainjob: Value,
     /// Section 4's pick among its Workloads.
     workload: Option<Value>,
-    local_queues: BTreeMap<String, Value>,
-    cluster_queues: BTreeMap<String, Value>,
+    /// Shared by every TrainJob of one [`gather_namespace`].
+    local_queues: Arc<BTreeMap<String, Value>>,
+    cluster_queues: Arc<BTreeMap<String, Value>>,
     /// The Workload that preempted it, when its conditions name one that is
     /// stored, with its namespace.
     preemptor: Option<(String, String, Value)>,
 }
 
 /// The objects the queue facts of the TrainJob `name` in `namespace` read;
-/// `None` without such a TrainJob, or when no queue object is held at all.
+/// `None` without such a TrainJob, when it names no LocalQueue, or when no
+/// queue object is held at all.
 pub fn gather(store: &Store, namespace: &str, name: &str) -> Option<Gathered> {
     if store.queues.is_empty() {
         return None;
     }
     let trainjob = store.get(ObjectKind::TrainJob, namespace, name)?;
-    let workloads: Vec<Value> = store
-        .linker
-        .read_by(&Linked::of(trainjob))
-        .iter()
-        .filter(|key| matches!(key, Linked::Object(ObjectKind::Workload, _)))
-        .filter_map(|key| store.linked_object(key))
-        .map(|w| w.value())
-        .collect();
-    let workload = queue::pick_workload(&workloads).cloned();
-    let preemptor = workload
-        .as_ref()
-        .and_then(queue::preemptor_uid_of)
-        .and_then(|uid| store.workload_by_uid(uid))
-        .map(|w| (w.namespace.clone(), w.uid.clone(), w.value()));
+    let (local_queues, cluster_queues) = queues_seen_from(store, namespace);
+    gather_one(store, trainjob, &local_queues, &cluster_queues)
+}
+
+/// [`gather`] for the first `max` TrainJobs of `namespace` that name a
+/// LocalQueue, in name order, and whether there were more. The queue
+/// objects are copied once for all of them.
+pub fn gather_namespace(store: &Store, namespace: &str, max: usize) -> (Vec<Gathered>, bool) {
+    if store.queues.is_empty() {
+        return (Vec::new(), false);
+    }
+    let (local_queues, cluster_queues) = queues_seen_from(store, namespace);
+    let mut queued = store
+        .in_namespace(ObjectKind::TrainJob, namespace)
+        .filter_map(|trainjob| gather_one(store, trainjob, &local_queues, &cluster_queues));
+    let gathered: Vec<Gathered> = queued.by_ref().take(max).collect();
+    let cut = queued.next().is_some();
+    (gathered, cut)
+}
+
+type QueueMaps = (
+    Arc<BTreeMap<String, Value>>,
+    Arc<BTreeMap<String, Value>>,
+);
+
+/// The LocalQueues of `namespace` and every ClusterQueue.
+fn queues_seen_from(store: &Store, namespace: &str) -> QueueMaps {
     let local_queues = store
         .queues
         .of_kind(ObjectKind::LocalQueue, namespace)
@@ -193,12 +212,45 @@ pub fn gather(store: &Store, namespace: &str, name: &str) -> Option<Gathered> {
         .of_kind(ObjectKind::ClusterQueue, "")
         .map(|(name, v)| (name.to_string(), v.clone()))
         .collect();
+    (Arc::new(local_queues), Arc::new(cluster_queues))
+}
+
+/// The Workloads the linker reads for `trainjob`.
+fn workloads_of(store: &Store, trainjob: &StoredObject) -> Vec<Value> {
+    store
+        .linker
+        .read_by(&Linked::of(trainjob))
+        .iter()
+        .filter(|key| matches!(key, Linked::Object(ObjectKind::Workload, _)))
+        .filter_map(|key| store.linked_object(key))
+        .map(|w| w.value())
+        .collect()
+}
+
+/// What [`gather`] copies for `trainjob`; `None` when it names no
+/// LocalQueue (so [`queue::facts`] would say nothing).
+fn gather_one(
+    store: &Store,
+    trainjob: &StoredObject,
+    local_queues: &Arc<BTreeMap<String, Value>>,
+    cluster_queues: &Arc<BTreeMap<String, Value>>,
+) -> Option<Gathered> {
+    let workloads = workloads_of(store, trainjob);
+    let workload = queue::pick_workload(&workloads).cloned();
+    let value = trainjob.value();
+    queue::queue_name(&value, workload.as_ref())?;
+    let preemptor = workload
+        .as_ref()
+        .and_then(queue::preemptor_uid_of)
+        .and_then(|uid| store.workload_by_uid(uid))
+        .map(|w| (w.namespace.clone(), w.uid.clone(), w.value()));
     Some(Gathered {
-        namespace: namespace.to_string(),
-        trainjob: trainjob.value(),
+        namespace: trainjob.namespace.clone(),
+        name: trainjob.name.clone(),
+        trainjob: value,
         workload,
-        local_queues,
-        cluster_queues,
+        local_queues: local_queues.clone(),
+        cluster_queues: cluster_queues.clone(),
         preemptor,
     })
 }
@@ -347,6 +399,44 @@ impl Gathered {
         };
         Ok(facts)
     }
+}
+
+/// The most TrainJobs one `queues` frame carries, and its most bytes: a
+/// namespace past either gets the first of them, marked `cut`.
+pub const FRAME_MAX_JOBS: usize = 1000;
+pub const FRAME_MAX_BYTES: usize = 1 << 20;
+
+/// The `queues` frame of what [`gather_namespace`] gave (`gathered`, and
+/// whether it was cut) as the caller may see it: each TrainJob's facts with
+/// its place in line, within [`FRAME_MAX_BYTES`]. Empty when no queue
+/// object is held (no Kueue, or its queue watches not granted).
+pub async fn frame_for(
+    gathered: (Vec<Gathered>, bool),
+    positions: &Positions,
+    auth: &Authenticator,
+    caller: Option<(&str, &Identity)>,
+) -> Result<QueuesFrame, auth::Error> {
+    let (gathered, mut cut) = gathered;
+    let mut jobs = Vec::with_capacity(gathered.len());
+    let mut bytes = 0;
+    for g in gathered {
+        let Some(facts) = g.facts_for(auth, caller).await? else {
+            continue;
+        };
+        let facts = g.with_position(facts, positions, auth, caller).await?;
+        let job = JobQueueFacts {
+            namespace: g.namespace.clone(),
+            name: g.name.clone(),
+            queue: facts,
+        };
+        bytes += serde_json::to_vec(&job).map_or(0, |b| b.len());
+        if bytes > FRAME_MAX_BYTES {
+            cut = true;
+            break;
+        }
+        jobs.push(job);
+    }
+    Ok(QueuesFrame { jobs, cut })
 }
 
 #[cfg(test)]

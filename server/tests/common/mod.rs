@@ -238,9 +238,36 @@ impl SseReader {
         }
     }
 
-    /// The next event (comments skipped); `None` when the stream ended.
-    /// Panics when nothing arrives within `secs`.
+    /// The next event (comments and `queues` frames skipped: they come on
+    /// a timer of their own, see [`SseReader::next_queues`]); `None` when
+    /// the stream ended. Panics when nothing arrives within `secs`.
     pub async fn next(&mut self, secs: u64) -> Option<SseEvent> {
+        loop {
+            let event = self.next_any(secs).await?;
+            if event.event != "queues" {
+                return Some(event);
+            }
+        }
+    }
+
+    /// The next `queues` frame, read with the engine's reader; `None` when
+    /// the stream ended. Panics when none arrives within `secs`.
+    pub async fn next_queues(&mut self, secs: u64) -> Option<classify_wasm::wire::QueuesFrame> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let event = self.next_any(left.as_secs().max(1)).await?;
+            if event.event == "queues" {
+                assert_eq!(event.id, None, "a queues frame has no id");
+                return Some(
+                    classify_wasm::wire::QueuesFrame::parse(&event.data)
+                        .expect("the engine reads the queues frame"),
+                );
+            }
+        }
+    }
+
+    async fn next_any(&mut self, secs: u64) -> Option<SseEvent> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {
             while let Some(end) = self.buffer.find("\n\n") {

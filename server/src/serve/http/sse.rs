@@ -22,6 +22,7 @@ use super::session::{client_ip, Caller};
 use super::{AppError, AppState};
 use crate::serve::auth::{AuthMode, Spend};
 use crate::serve::hub::{encode_event, Hub, JobNews, LiveFrames};
+use crate::serve::queues;
 
 /// How often an idle SSE stream sends a comment, so proxies keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -248,6 +249,68 @@ async fn revoked(access: &mut Option<AccessWatch>) {
     }
 }
 
+/// How often a stream's queue facts are read again: Kueue's visibility
+/// API is asked at most this often per LocalQueue (`serve::positions`), and
+/// a frame is sent only when the facts differ from the last sent.
+const QUEUE_FACTS_EVERY: Duration = Duration::from_secs(5);
+
+/// Sends a stream's `queues` frames, on a task of its own: computing them
+/// asks for reviews and positions, which a stream busy with changes would
+/// otherwise cancel before they finish. Aborted with the stream.
+struct QueueFeed {
+    frames: tokio::sync::mpsc::Receiver<Bytes>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl QueueFeed {
+    fn start(state: &AppState, caller: Option<Caller>, namespace: &str) -> QueueFeed {
+        let state = state.clone();
+        let namespace = namespace.to_string();
+        // One frame waits at most: a newer one is computed at the next tick.
+        let (tx, frames) = tokio::sync::mpsc::channel(1);
+        let task = tokio::spawn(async move {
+            let mut timer = tokio::time::interval(QUEUE_FACTS_EVERY);
+            timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut last: Option<String> = None;
+            loop {
+                timer.tick().await;
+                let gathered = state.hub.with_store(|store| {
+                    queues::gather_namespace(store, &namespace, queues::FRAME_MAX_JOBS)
+                });
+                let caller = caller.as_ref().map(|c| (c.token.expose(), &c.identity));
+                // A review that cannot be made now is asked again next tick;
+                // the page keeps the facts it has.
+                let Ok(frame) =
+                    queues::frame_for(gathered, &state.positions, &state.auth, caller).await
+                else {
+                    continue;
+                };
+                let text = frame.to_json();
+                // Without Kueue's queues there is nothing to say, and nothing
+                // was said.
+                let unchanged = match &last {
+                    Some(sent) => *sent == text,
+                    None => frame.jobs.is_empty() && !frame.cut,
+                };
+                if unchanged {
+                    continue;
+                }
+                if tx.send(encode_event(None, "queues", &text)).await.is_err() {
+                    return;
+                }
+                last = Some(text);
+            }
+        });
+        QueueFeed { frames, task }
+    }
+}
+
+impl Drop for QueueFeed {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 struct SnapshotStream {
     /// The start: a `rows` and a `snapshot` event, or a resume's changes.
     backlog: VecDeque<Bytes>,
@@ -255,6 +318,7 @@ struct SnapshotStream {
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
     access: Option<AccessWatch>,
+    queues: QueueFeed,
     _guard: StreamGuard,
 }
 
@@ -276,6 +340,7 @@ pub(super) async fn snapshots(
         .subscribe_snapshots(&ns, last_event_id)
         .ok_or(AppError::NamespaceNotWatched)?;
     let hub = state.hub.clone();
+    let caller = caller.map(|Extension(c)| c);
     let stream = SnapshotStream {
         backlog: (subscription.rows.into_iter())
             .chain(subscription.backlog.into_iter().map(|frame| frame.bytes))
@@ -283,7 +348,8 @@ pub(super) async fn snapshots(
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
-        access: AccessWatch::start(&state, caller.map(|Extension(c)| c), &ns),
+        queues: QueueFeed::start(&state, caller.clone(), &ns),
+        access: AccessWatch::start(&state, caller, &ns),
         _guard: guard,
     };
     let body = futures::stream::unfold(stream, move |mut s| {
@@ -305,6 +371,7 @@ pub(super) async fn snapshots(
                     }
                     Err(broadcast::error::RecvError::Closed) => None,
                 },
+                Some(frame) = s.queues.frames.recv() => Some((Ok(frame), s)),
                 _ = s.keep_alive.tick() => Some((Ok(Bytes::from_static(KEEP_ALIVE_COMMENT)), s)),
                 _ = shutting_down(&mut s.shutdown) => None,
                 _ = revoked(&mut s.access) => None,
