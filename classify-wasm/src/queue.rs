@@ -183,6 +183,8 @@ pub struct QueueCell {
     pub text: String,
     /// The hover text.
     pub title: String,
+    /// Drawn loudly: the most common mistake with queues.
+    pub never_fits: bool,
 }
 
 /// The queue facts of one TrainJob.
@@ -383,7 +385,11 @@ impl QueueFacts {
             title.push_str("; ");
             title.push_str(&position.sentence);
         }
-        Some(QueueCell { text, title })
+        Some(QueueCell {
+            text,
+            title,
+            never_fits: self.never_fits,
+        })
     }
 
     /// The facts as the lines of an explanation's queue section.

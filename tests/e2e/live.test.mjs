@@ -86,6 +86,46 @@ test('a still cluster: rows, the demo banner, a failed job explained, a shareabl
   await ui.close();
 });
 
+test('a still cluster under Kueue: a waiting job shows its place in line, and the explanation agrees with Find', { timeout: 90_000 }, async () => {
+  const ui = await uiFor(still.url);
+  const { page, errors } = await openDashboard(ui.url);
+  // The queue facts come in their own frame, soon after the snapshot.
+  const waiting = `${rows}[data-key^="TrainJob/"] td.queue[title]`;
+  await page.waitForSelector(waiting, { timeout: 30_000 });
+  const cell = page.locator(waiting).first();
+  const tr = page.locator(`${rows}:has(td.queue[title])`).first();
+  const key = await tr.getAttribute('data-key');
+  const [, ns, name] = key.split('/');
+  const text = (await cell.textContent()).trim();
+  const title = await cell.getAttribute('title');
+  // The server's Find of the same job carries the same facts.
+  const found = await page.evaluate(async ([ns, job]) => {
+    const r = await fetch(`/api/v1/namespaces/${encodeURIComponent(ns)}/jobs/${encodeURIComponent(job)}`);
+    return r.json();
+  }, [ns, await tr.locator('td.job').textContent()]);
+  const queue = found.find((o) => o.object.kind === 'TrainJob' && o.object.name === name).queue;
+  assert.ok(queue, `Find gives ${key} queue facts`);
+  assert.ok(title.startsWith(queue.sentence), `the hover is the sentence: ${title} / ${queue.sentence}`);
+  if (queue.position?.inLocalQueue) {
+    assert.match(text, /^\d+(st|nd|rd|th) of \d+/, `the cell is the place in line: ${text}`);
+    assert.ok(title.endsWith(queue.position.sentence), title);
+  }
+  await shot(page, 'live-queue-column');
+
+  // The explanation's queue section says the same, in the CLI's lines.
+  await tr.locator('button.open').click();
+  await page.waitForSelector('#queue .queue-lines li');
+  const lines = await page.locator('#queue .queue-lines li').allTextContents();
+  assert.equal(lines[0], `LocalQueue ${queue.localQueue}${queue.clusterQueue ? `, ClusterQueue ${queue.clusterQueue}` : ''}`);
+  assert.equal(lines[1], `wait: ${queue.wait}`);
+  assert.equal(lines[2], queue.sentence);
+  if (queue.position) assert.equal(lines[3], queue.position.sentence);
+  await shot(page, 'live-explain-queue');
+  assert.deepEqual(errors, []);
+  await page.close();
+  await ui.close();
+});
+
 test('a still cluster: a filter lives in the URL and reproduces', { timeout: 60_000 }, async () => {
   const ui = await uiFor(still.url);
   const { page, errors } = await openDashboard(ui.url);

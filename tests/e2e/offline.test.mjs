@@ -135,3 +135,28 @@ test('attempts: the table counts them, hovers the previous cause, the explanatio
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('queues: a dump with Kueue queues shows the CLI\'s queue facts, and says places in line are not known offline', async () => {
+  const { page, errors, requests } = await openOffline();
+  const c = JSON.parse(readFileSync(new URL('../../classify-wasm/queue-cases/blocked-on-one-resource.json', import.meta.url), 'utf8'));
+  // The golden text is the CLI's: a `namespace/name` line, then the lines.
+  const [head, ...lines] = c.expectedQueue.trimEnd().split('\n');
+  const [ns, name] = head.split('/');
+  const facts = lines.map((l) => l.trim());
+  await page.fill('#input', JSON.stringify(c.snapshot));
+  await page.click('#classify');
+  const row = page.locator(`table.obs tbody tr[data-key="TrainJob/${ns}/${name}"]`);
+  await row.waitFor();
+  const cell = row.locator('td.queue');
+  assert.equal((await cell.textContent()).trim(), 'waiting for quota');
+  assert.equal(await cell.getAttribute('title'), facts[2], 'the hover is the sentence');
+  await row.locator('button.open').click();
+  await page.waitForSelector('#queue .queue-lines li');
+  const shown = await page.locator('#queue .queue-lines li').allTextContents();
+  assert.deepEqual(shown.slice(0, -1), facts, 'the same lines as classify --output explain');
+  assert.match(shown.at(-1), /not available offline/);
+  await shot(page, 'offline-queue');
+  assert.deepEqual(requests, []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -5,7 +5,8 @@
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
 //! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
-//! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`) with
+//! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`,
+//! `queue_book::QueueBook`) with
 //! methods, tested natively;
 //! `ui` holds the Leptos components.
 
@@ -27,6 +28,7 @@ pub mod history;
 pub mod namespace_access;
 pub mod notices;
 pub mod query;
+pub mod queue_book;
 pub mod repaint;
 pub mod server_info;
 pub mod session;

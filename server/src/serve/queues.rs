@@ -195,10 +195,7 @@ pub fn gather_namespace(store: &Store, namespace: &str, max: usize) -> (Vec<Gath
     (gathered, cut)
 }
 
-type QueueMaps = (
-    Arc<BTreeMap<String, Value>>,
-    Arc<BTreeMap<String, Value>>,
-);
+type QueueMaps = (Arc<BTreeMap<String, Value>>, Arc<BTreeMap<String, Value>>);
 
 /// The LocalQueues of `namespace` and every ClusterQueue.
 fn queues_seen_from(store: &Store, namespace: &str) -> QueueMaps {

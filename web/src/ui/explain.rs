@@ -250,6 +250,9 @@ pub fn ExplainView(
     /// Only the server records history; the offline page passes `NotKept`.
     #[prop(into)]
     history: Signal<HistoryView>,
+    /// The queue section's lines (`QueueBook::section`); empty hides it.
+    #[prop(into)]
+    queue: Signal<Vec<String>>,
 ) -> impl IntoView {
     let o = explanation.observation.clone();
     let t = explanation.trace.clone();
@@ -301,6 +304,14 @@ pub fn ExplainView(
                 <dt>"cause provenance"</dt><dd>{o.cause.provenance.map(|p| p.as_str()).unwrap_or("none")}</dd>
                 <dt>"detail"</dt><dd class="detail" id="explain-detail">{o.cause.detail.clone()}</dd>
             </dl>
+            {move || {
+                let lines = queue.get();
+                (!lines.is_empty()).then(|| view! {
+                    <section id="queue"><h3>"Queue"</h3>
+                        <ul class="queue-lines">{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+                    </section>
+                })
+            }}
             <section id="rules"><h3>"Rules"</h3><ol class="rules">{t.rules.into_iter().map(rule_row).collect_view()}</ol></section>
             <section id="cause-rule"><h3>"Cause rule"</h3>
                 {match t.cause { Some(c) => view! { <ul class="rules">{rule_row(c)}</ul> }.into_any(), None => view! { <p class="muted">"No cause rule applies."</p> }.into_any() }}

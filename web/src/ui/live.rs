@@ -19,6 +19,7 @@ use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
 use crate::history::{inspect_url, HistoryView};
 use crate::query::{Page, ViewState};
+use crate::queue_book::QueueBook;
 use crate::repaint::{HeldChanges, Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
 use crate::store::{Header, ItemKey, Row, Store};
@@ -59,6 +60,8 @@ struct Live {
     auth: Auth,
     info: RwSignal<Option<Result<ServerInfo, String>>>,
     desktop: Desktop,
+    /// The last `queues` frame's facts (empty without Kueue).
+    queues: RwSignal<Arc<QueueBook>>,
 }
 
 /// Tells the views the store changed: at once for the first change after a
@@ -340,6 +343,16 @@ fn connect(live: Live, generation: u64, url: String) {
             apply_changes(live, generation, now.unwrap_or_default());
         }
     });
+    // The queue facts as the server reads them for this caller; each frame
+    // replaces the last.
+    let on_queues = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
+        if !current() {
+            return;
+        }
+        if let Some(book) = message_text(&e).and_then(|text| QueueBook::from_frame(&text).ok()) {
+            live.queues.set(Arc::new(book));
+        }
+    });
     let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
         step(live, Input::Opened { generation });
     });
@@ -364,6 +377,7 @@ fn connect(live: Live, generation: u64, url: String) {
     let _ =
         source.add_event_listener_with_callback("snapshot", on_snapshot.as_ref().unchecked_ref());
     let _ = source.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
+    let _ = source.add_event_listener_with_callback("queues", on_queues.as_ref().unchecked_ref());
     source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
     source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     // What an early stream brought before the app listened, in order.
@@ -375,6 +389,7 @@ fn connect(live: Live, generation: u64, url: String) {
             "rows" => &on_rows,
             "snapshot" => &on_snapshot,
             "change" => &on_change,
+            "queues" => &on_queues,
             "open" => &on_open,
             "error" => &on_error,
             _ => continue,
@@ -386,7 +401,14 @@ fn connect(live: Live, generation: u64, url: String) {
     }
     live.holder.set_value(Some(Connection {
         source,
-        _handlers: vec![on_rows, on_snapshot, on_change, on_open, on_error],
+        _handlers: vec![
+            on_rows,
+            on_snapshot,
+            on_change,
+            on_queues,
+            on_open,
+            on_error,
+        ],
     }));
 }
 
@@ -457,6 +479,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         auth: expect_context::<Auth>(),
         info,
         desktop: Desktop::new(nav),
+        queues: RwSignal::new(Arc::default()),
     };
     leptos::task::spawn_local(async move {
         let result = match fetch_text("/api/v1/namespaces").await {
@@ -660,7 +683,10 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         }
         if let Some((key, explanation, objects)) = explained.get() {
             return match explanation {
-                Some(e) => view! { <ExplainView explanation=e objects=objects on_back=back history=history /> }.into_any(),
+                Some(e) => {
+                    let queue = Signal::derive(move || live.queues.with(|q| q.section(&key)));
+                    view! { <ExplainView explanation=e objects=objects on_back=back history=history queue=queue /> }.into_any()
+                }
                 None if live.loaded.get() => view! {
                     <p class="muted">{format!("{} {} is not in namespace {} (any more).", key.kind, key.name, key.namespace)}</p>
                     <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
@@ -685,7 +711,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             {waiting}
             <Bar counts=counts />
             <Filters shown=shown total=total />
-            <Table rows=rows now=now on_open=open />
+            <Table rows=rows now=now queues=live.queues on_open=open />
         }
         .into_any()
     };

@@ -12,6 +12,7 @@ use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
 use super::Nav;
 use crate::history::HistoryView;
+use crate::queue_book::QueueBook;
 use crate::store::{AttemptsSummary, Header, ItemKey, Row, Store};
 
 /// What the page classified.
@@ -21,6 +22,8 @@ pub struct Classified {
     pub explanations: Vec<Explanation>,
     /// The objects, for the YAML view and the download.
     pub store: Option<Store>,
+    /// The queue facts, when the dump holds LocalQueues or ClusterQueues.
+    pub queues: Arc<QueueBook>,
 }
 
 /// Reads the override selects: `auto` leaves the input's own say.
@@ -63,10 +66,18 @@ pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputErr
     let store = classify_wasm::dump_to_json(text)
         .ok()
         .and_then(|json| Store::load_classified(&json, header, classified).ok());
+    // The same facts `classify --output explain` prints; the dump classified
+    // above, so reading it for them fails only where it did not.
+    let queues = classify_wasm::queue::may_hold_queues(text)
+        .then(|| classify_wasm::queue::facts_in_snapshot(text, &Default::default()).ok())
+        .flatten()
+        .map(QueueBook::offline)
+        .unwrap_or_default();
     Ok(Classified {
         rows,
         explanations,
         store,
+        queues: Arc::new(queues),
     })
 }
 
@@ -148,6 +159,12 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     });
     let total = Signal::derive(move || counts.with(|c| c.total));
     let shown = Signal::derive(move || rows.with(Vec::len));
+    let queues = Signal::derive(move || {
+        result.with(|r| match r {
+            Some(Ok(c)) => c.queues.clone(),
+            _ => Arc::default(),
+        })
+    });
     let open = Callback::new(move |key: ItemKey| {
         let mut v = nav.view.get_untracked().explaining(&key.kind, &key.name);
         v.namespace = Some(key.namespace.clone());
@@ -185,7 +202,10 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 _ => None,
             });
             return match found {
-                Some((e, objects)) => view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) /> }.into_any(),
+                Some((e, objects)) => {
+                    let queue = Signal::derive(move || queues.with(|q| q.section(&key)));
+                    view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) queue=queue /> }.into_any()
+                }
                 None => view! {
                     <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
                     <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
@@ -200,7 +220,7 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             Some(Ok(_)) => view! {
                 <Bar counts=counts />
                 <Filters shown=shown total=total />
-                <Table rows=rows now=now on_open=open />
+                <Table rows=rows now=now queues=queues on_open=open />
             }
             .into_any(),
         }

@@ -43,7 +43,8 @@ function fill(tr, row, fresh) {
   text(c[8], attempts);
   if (title) c[8].setAttribute('title', title);
   else if (!fresh) c[8].removeAttribute('title');
-  text(c[9], detail);
+  // c[9] is the queue cell, which table.rs fills from the queue facts.
+  text(c[10], detail);
 }
 
 // New rows: one clone of `template` per row of `json`, in order.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use classify_wasm::hash::KeyedMap;
+use classify_wasm::queue::QueueCell;
 use classify_wasm::{CauseKind, Observation, State};
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -12,8 +13,12 @@ use wasm_bindgen::JsCast;
 
 use super::{mark, Nav};
 use crate::query::Filter;
+use crate::queue_book::QueueBook;
 use crate::store::{AttemptsSummary, ItemKey, Row};
 use crate::table_sync::Plan;
+
+/// The queue cell's place in a row (`rows.js` fills the others).
+const QUEUE_CELL: u32 = 9;
 
 /// How long a changed row stays marked.
 pub const RECENT_MS: f64 = 5000.0;
@@ -247,7 +252,7 @@ fn row_template(document: &web_sys::Document) -> Result<web_sys::Element, JsValu
     tr.set_attribute("role", "row")?;
     tr.set_attribute("tabindex", "0")?;
     for class in [
-        "job", "", "object", "", "", "", "", "exec", "attempts", "detail",
+        "job", "", "object", "", "", "", "", "exec", "attempts", "queue", "detail",
     ] {
         let td = element("td", class)?;
         td.set_attribute("role", "cell")?;
@@ -346,6 +351,10 @@ struct ShownRows {
     /// Rows drawn as changed, with when they changed: each loses its
     /// `recent` class once [`RECENT_MS`] have passed.
     recent: Vec<(u64, f64)>,
+    /// The queue cell each element shows, by revision, when it shows one.
+    /// Kept apart from the row's fields: queue facts come in frames of
+    /// their own, and change without the row's observation changing.
+    queue_cells: KeyedMap<u64, QueueCell>,
 }
 
 impl ShownRows {
@@ -368,6 +377,7 @@ impl ShownRows {
             self.elements.clear();
             self.keys.clear();
             self.recent.clear();
+            self.queue_cells.clear();
         }
         let revisions: Vec<u64> = rows.iter().map(|r| r.revision).collect();
         let mut plan = Plan::between(&self.order, &revisions);
@@ -452,6 +462,48 @@ impl ShownRows {
             .collect();
     }
 
+    /// Makes each shown TrainJob's queue cell say what `book` says of it.
+    /// Only cells that differ from what they show are touched, so a book
+    /// that did not change costs a lookup per shown row, and a page without
+    /// Kueue nothing at all.
+    fn show_queues(&mut self, rows: &[Arc<Row>], book: &QueueBook) {
+        if book.is_empty() && self.queue_cells.is_empty() {
+            return;
+        }
+        let elements = &self.elements;
+        self.queue_cells
+            .retain(|revision, _| elements.contains_key(revision));
+        for row in rows {
+            let Some(element) = self.elements.get(&row.revision) else {
+                continue;
+            };
+            let wanted = book.cell(&row.key);
+            if self.queue_cells.get(&row.revision) == wanted.as_ref() {
+                continue;
+            }
+            let Some(cell) = element.children().item(QUEUE_CELL) else {
+                continue;
+            };
+            match wanted {
+                Some(wanted) => {
+                    cell.set_text_content(Some(&wanted.text));
+                    let _ = cell.set_attribute("title", &wanted.title);
+                    // Loud on purpose: the most common mistake with queues.
+                    let _ = cell
+                        .class_list()
+                        .toggle_with_force("never-fits", wanted.never_fits);
+                    self.queue_cells.insert(row.revision, wanted);
+                }
+                None => {
+                    cell.set_text_content(None);
+                    let _ = cell.remove_attribute("title");
+                    let _ = cell.class_list().remove_1("never-fits");
+                    self.queue_cells.remove(&row.revision);
+                }
+            }
+        }
+    }
+
     /// Takes `e` as the element of row `r`, whose key id is `key`; it is
     /// marked recent since `recent`, if that is given.
     fn keep(&mut self, r: &Row, e: web_sys::Element, key: String, recent: Option<f64>) {
@@ -480,6 +532,9 @@ impl ShownRows {
 pub fn Table(
     #[prop(into)] rows: Signal<Vec<Arc<Row>>>,
     #[prop(into)] now: Signal<f64>,
+    /// The queue facts of the jobs shown (empty without Kueue).
+    #[prop(into)]
+    queues: Signal<Arc<QueueBook>>,
     on_open: Callback<ItemKey>,
 ) -> impl IntoView {
     // The body's rows are not Leptos views: this effect keeps them in step
@@ -492,6 +547,12 @@ pub fn Table(
         rows.with(|rows| shown.update_value(|s| s.show(&body, rows, now)));
         mark("rows-drawn");
     });
+    // After the rows (effects run in the order they are made), and again
+    // whenever a queues frame comes.
+    Effect::new(move |_| {
+        let book = queues.get();
+        rows.with(|rows| shown.update_value(|s| s.show_queues(rows, &book)));
+    });
     Effect::new(move |_| {
         let now = now.get();
         shown.update_value(|s| s.expire(now));
@@ -503,6 +564,7 @@ pub fn Table(
                 <th scope="col" role="columnheader">"state"</th><th scope="col" role="columnheader">"cause"</th><th scope="col" role="columnheader">"held"</th>
                 <th scope="col" role="columnheader">"foreign"</th><th scope="col" role="columnheader">"execution"</th>
                 <th scope="col" role="columnheader" title="executions (A, J) of the TrainJob; hover a count for the previous attempt's cause">"attempts"</th>
+                <th scope="col" role="columnheader" title="under Kueue: a waiting TrainJob's place in line, or what it waits for; hover for what blocks it">"queue"</th>
                 <th scope="col" role="columnheader">"detail"</th>
             </tr></thead>
             <tbody role="rowgroup" node_ref=body
