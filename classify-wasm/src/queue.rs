@@ -26,6 +26,7 @@
 //! Quantities are exact ([`crate::quantity`]); a malformed one is reported
 //! with the object, the field and the column.
 
+pub mod board;
 pub mod line;
 mod read;
 pub mod snapshot;

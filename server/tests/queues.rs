@@ -9,7 +9,7 @@
 
 mod common;
 
-use classify_wasm::queue::line;
+use classify_wasm::queue::{line, Wait};
 use common::auth::{get_as, quick_auth};
 use common::*;
 use dispatch_dash::serve::positions::PositionLimits;
@@ -328,6 +328,15 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
         "{sentence}"
     );
     assert!(!sentence.contains("16"), "{sentence}");
+    // Her dashboard stream's queues frame is reviewed as she is, too.
+    let bearer = format!("Bearer {TOKEN}");
+    let stream = format!("/api/v1/namespaces/{NS}/snapshots");
+    let mut sse = SseReader::open(addr, &stream, &[("authorization", &bearer)]).await;
+    assert_eq!(sse.status, 200);
+    let frame = sse.next_queues(30).await.expect("a queues frame");
+    let llm = frame.jobs.iter().find(|j| j.name == "llm-s1").expect("llm");
+    assert_eq!(llm.queue.wait, Wait::LocalQueueNotReadable, "{llm:?}");
+    assert_eq!((llm.queue.room.len(), &llm.queue.position), (0, &None));
 
     // LocalQueues too: its status, and the ClusterQueue withheld.
     emu.grant(Grant::namespaced(
@@ -382,6 +391,17 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
         .then_some(())
     })
     .await;
+    // The stream she kept open follows her grants.
+    loop {
+        let frame = sse.next_queues(30).await.expect("a queues frame");
+        let llm = frame.jobs.iter().find(|j| j.name == "llm-s1").expect("llm");
+        let place = llm.queue.position.as_ref().map(|p| p.sentence.as_str());
+        if place.is_some_and(|p| p.starts_with("1st of 1")) {
+            assert_eq!(llm.queue.wait, Wait::Quota, "{llm:?}");
+            break;
+        }
+    }
+    drop(sse);
     server.shutdown().await.expect("clean shutdown");
 }
 

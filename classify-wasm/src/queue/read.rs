@@ -50,7 +50,7 @@ pub(super) fn label<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
         .filter(|s| !s.is_empty())
 }
 
-fn list<'v>(v: &'v Value, path: &[&str]) -> &'v [Value] {
+pub(super) fn list<'v>(v: &'v Value, path: &[&str]) -> &'v [Value] {
     at(v, path)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
@@ -75,7 +75,7 @@ fn condition_words(c: &Value) -> String {
 }
 
 /// A count Kueue writes as an integer (a YAML dump may make it a string).
-fn integer(v: &Value) -> Option<i64> {
+pub(super) fn integer(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse().ok(),
@@ -94,7 +94,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn quantity(v: &Value, object: &str, field: &str) -> Result<Quantity, QueueReadError> {
+pub(super) fn quantity(v: &Value, object: &str, field: &str) -> Result<Quantity, QueueReadError> {
     let error = |message: String| QueueReadError {
         object: object.to_string(),
         field: field.to_string(),
@@ -287,6 +287,26 @@ impl<'v> ClusterQueue<'v> {
             groups,
             reserved,
         })
+    }
+
+    /// Its cohort, under either version's name.
+    pub fn cohort(&self) -> Option<&'v str> {
+        self.cohort
+    }
+
+    /// Each flavor's quota of each resource, in the ClusterQueue's order
+    /// (groups, then flavors, then resources): flavor, resource, nominal
+    /// quota and borrowing limit.
+    pub fn quotas(&self) -> Vec<(&'v str, &'v str, Quantity, Option<Quantity>)> {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.flavors)
+            .flat_map(|f| {
+                f.quotas
+                    .iter()
+                    .map(move |q| (f.name, q.resource, q.nominal, q.borrowing_limit))
+            })
+            .collect()
     }
 
     /// Why it admits nothing, if it is stopped or inactive.
