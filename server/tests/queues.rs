@@ -337,6 +337,17 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     let llm = frame.jobs.iter().find(|j| j.name == "llm-s1").expect("llm");
     assert_eq!(llm.queue.wait, Wait::LocalQueueNotReadable, "{llm:?}");
     assert_eq!((llm.queue.room.len(), &llm.queue.position), (0, &None));
+    let queues_page = format!("/api/v1/namespaces/{NS}/queues");
+    let page = get_as(addr, &queues_page, TOKEN).await.json();
+    assert_eq!(
+        (&page["localQueues"], &page["clusterQueues"]),
+        (&json!([]), &json!([])),
+        "{page}"
+    );
+    assert_eq!(
+        page["withheld"],
+        json!([format!("LocalQueues withheld: you may not list localqueues in {NS}")])
+    );
 
     // LocalQueues too: its status, and the ClusterQueue withheld.
     emu.grant(Grant::namespaced(
@@ -353,6 +364,20 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
         "{withheld}"
     );
     assert_eq!(withheld["room"], json!([]), "{withheld}");
+    let page = get_as(addr, &queues_page, TOKEN).await.json();
+    assert_eq!(page["localQueues"][0]["name"], queues::LOCAL_QUEUE, "{page}");
+    assert_eq!(page["clusterQueues"], json!([]), "{page}");
+    assert_eq!(
+        page["withheld"],
+        json!([format!(
+            "ClusterQueue {0} withheld: you may not get clusterqueues/{0}",
+            queues::CLUSTER_QUEUE
+        )])
+    );
+    assert_eq!(
+        page["localQueues"][0]["pendingUnavailable"],
+        format!("position withheld: you may not get localqueues/pendingworkloads in {NS}")
+    );
 
     // And `get` on ClusterQueues: the quota, as without auth.
     emu.grant(Grant::cluster_wide(
@@ -364,6 +389,9 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     let shown = queue_as_alice("quota").await;
     assert_eq!(shown["room"][0]["reserved"], "32", "{shown}");
     assert_eq!(shown["room"][0]["nominal"], "16", "{shown}");
+    let page = get_as(addr, &queues_page, TOKEN).await.json();
+    assert_eq!(page["clusterQueues"][0]["bars"][0]["reserved"], "32", "{page}");
+    assert_eq!(page["withheld"], json!([]), "{page}");
     // Its place in line needs `get` on `localqueues/pendingworkloads` of
     // the visibility API there: withheld, and said so, until then.
     assert_eq!(shown["position"]["unavailable"], "withheld", "{shown}");
@@ -559,6 +587,77 @@ async fn the_dashboard_stream_follows_the_place_in_line() {
         moved.0
     );
     drop(sse);
+    server.shutdown().await.expect("clean shutdown");
+}
+
+/// The Queues page's data: the LocalQueue with its pending list in
+/// Kueue's order (each Workload with its TrainJob), and the ClusterQueue's
+/// bars with the numbers the emulator holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queues_page_lists_the_line_and_the_quota() {
+    let running = emulator(true).await;
+    let emu = running.emulator().clone();
+    a_full_queue(&emu);
+    let llm = a_waiting_job(&emu, "llm", 100, "2026-12-01T09:00:00Z");
+    let bert = a_waiting_job(&emu, "bert", 500, "2026-12-01T10:00:00Z");
+    let server = server_with_positions(&running, Duration::ZERO).await;
+    let addr = server.addr;
+    ready(addr).await;
+    let path = format!("/api/v1/namespaces/{NS}/queues");
+    let page = eventually(20, "both waiting jobs are listed", || {
+        let path = path.clone();
+        async move {
+            let (code, page) = get_json(addr, &path).await;
+            assert_eq!(code, 200, "{page}");
+            let pending = page["localQueues"][0]["pending"].as_array()?;
+            (pending.len() == 2 && pending.iter().all(|p| p["trainJob"].is_string()))
+                .then_some(page)
+        }
+    })
+    .await;
+    let local = &page["localQueues"][0];
+    assert_eq!(local["name"], queues::LOCAL_QUEUE, "{page}");
+    assert_eq!(local["clusterQueue"], queues::CLUSTER_QUEUE, "{page}");
+    let order: Vec<(&str, &str, u64)> = local["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["workload"].as_str().unwrap(),
+                p["trainJob"].as_str().unwrap(),
+                p["inLocalQueue"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(order, [(bert.as_str(), "bert-s1", 1), (llm.as_str(), "llm-s1", 2)]);
+    let cq = &page["clusterQueues"][0];
+    assert_eq!(cq["name"], queues::CLUSTER_QUEUE, "{page}");
+    let bar = &cq["bars"][0];
+    assert_eq!(
+        (&bar["nominal"], &bar["reserved"], &bar["borrowed"]),
+        (&json!("16"), &json!("32"), &json!("16")),
+        "{page}"
+    );
+    assert_eq!(page["withheld"], json!([]));
+
+    // Without the visibility API the line is said to be unknown, and the
+    // quota is still shown.
+    emu.set_visibility_served(false);
+    let page = eventually(20, "the line is said to be unknown", || {
+        let path = path.clone();
+        async move {
+            let (_, page) = get_json(addr, &path).await;
+            page["localQueues"][0].get("pendingUnavailable").is_some().then_some(page)
+        }
+    })
+    .await;
+    assert_eq!(
+        page["localQueues"][0]["pendingUnavailable"],
+        "position not available: the cluster does not serve Kueue's visibility API"
+    );
+    assert_eq!(page["localQueues"][0]["pending"], json!([]));
+    assert_eq!(page["clusterQueues"][0]["bars"][0]["reserved"], "32");
     server.shutdown().await.expect("clean shutdown");
 }
 

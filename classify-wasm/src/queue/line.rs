@@ -222,7 +222,21 @@ pub fn place(list: &PendingList, facts: &QueueFacts, workload: &str) -> Position
 
 /// No position, and why, for the facts' LocalQueue.
 pub fn unavailable(why: Unavailable, facts: &QueueFacts) -> Position {
-    let sentence = match why {
+    let namespace = facts.local_queue.split('/').next().unwrap_or_default();
+    Position {
+        in_local_queue: None,
+        of: None,
+        more: false,
+        in_cluster_queue: None,
+        priority: None,
+        unavailable: Some(why),
+        sentence: unavailable_sentence(why, namespace),
+    }
+}
+
+/// Why a LocalQueue of `namespace` has no places in line to show.
+pub fn unavailable_sentence(why: Unavailable, namespace: &str) -> String {
+    match why {
         Unavailable::NotServed => {
             "position not available: the cluster does not serve Kueue's visibility API".to_string()
         }
@@ -232,21 +246,9 @@ pub fn unavailable(why: Unavailable, facts: &QueueFacts) -> Position {
         Unavailable::Failing => {
             "position not available: Kueue's visibility API is failing".to_string()
         }
-        Unavailable::Withheld => {
-            let namespace = facts.local_queue.split('/').next().unwrap_or_default();
-            format!(
-                "position withheld: you may not get localqueues/pendingworkloads in {namespace}"
-            )
-        }
-    };
-    Position {
-        in_local_queue: None,
-        of: None,
-        more: false,
-        in_cluster_queue: None,
-        priority: None,
-        unavailable: Some(why),
-        sentence,
+        Unavailable::Withheld => format!(
+            "position withheld: you may not get localqueues/pendingworkloads in {namespace}"
+        ),
     }
 }
 

@@ -10,9 +10,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use classify_wasm::queue::board::{self, ClusterQueueBoard, LocalQueueBoard};
 use classify_wasm::queue::line::{self, Unavailable};
 use classify_wasm::queue::{self, JobQueueFacts, Lookup, QueueFacts, QueueObjects};
 use classify_wasm::wire::QueuesFrame;
+use serde::Serialize;
 use serde_json::Value;
 
 use super::auth::{self, Authenticator, Identity};
@@ -434,6 +436,164 @@ pub async fn frame_for(
         jobs.push(job);
     }
     Ok(QueuesFrame { jobs, cut })
+}
+
+/// The Queues page of a namespace as one caller may see it: its
+/// LocalQueues with their pending lists in order, the ClusterQueues they
+/// name that the caller may `get`, and what was withheld, in words.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuesPage {
+    pub local_queues: Vec<LocalQueueEntry>,
+    pub cluster_queues: Vec<ClusterQueueBoard>,
+    pub withheld: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueEntry {
+    #[serde(flatten)]
+    pub board: LocalQueueBoard,
+    /// Its pending Workloads in Kueue's order, from the visibility API.
+    pub pending: Vec<PendingEntry>,
+    /// The list was cut at the server's bound.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pending_cut: bool,
+    /// Why there is no pending list, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_unavailable: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingEntry {
+    pub workload: String,
+    /// Its TrainJob, when the server holds it (the page opens its
+    /// explanation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub train_job: Option<String>,
+    /// From 1.
+    pub in_local_queue: u64,
+    pub in_cluster_queue: u64,
+    pub priority: i64,
+}
+
+/// The queue objects of a namespace, copied under the store's lock for
+/// [`queues_page`], with each held TrainJob's Workload.
+pub struct HeldQueues {
+    namespace: String,
+    local_queues: Arc<BTreeMap<String, Value>>,
+    cluster_queues: Arc<BTreeMap<String, Value>>,
+    /// Workload name → TrainJob name.
+    trainjobs: BTreeMap<String, String>,
+}
+
+/// What [`queues_page`] reads of `namespace`.
+pub fn hold_queues(store: &Store, namespace: &str) -> HeldQueues {
+    let (local_queues, cluster_queues) = queues_seen_from(store, namespace);
+    let (gathered, _) = gather_namespace(store, namespace, FRAME_MAX_JOBS);
+    let trainjobs = gathered
+        .iter()
+        .filter_map(|g| {
+            let workload = g.workload.as_ref().and_then(line::workload_name)?;
+            Some((workload.to_string(), g.name.clone()))
+        })
+        .collect();
+    HeldQueues {
+        namespace: namespace.to_string(),
+        local_queues,
+        cluster_queues,
+        trainjobs,
+    }
+}
+
+/// The Queues page of what [`hold_queues`] copied, as the caller may see
+/// it: `list` on LocalQueues, `get` on each ClusterQueue and on
+/// `localqueues/pendingworkloads`, each reviewed (all allowed when nobody
+/// is signed in). A ClusterQueue whose quantities cannot be read is said
+/// with its located error.
+pub async fn queues_page(
+    held: HeldQueues,
+    positions: &Positions,
+    auth: &Authenticator,
+    caller: Option<(&str, &Identity)>,
+) -> Result<QueuesPage, auth::Error> {
+    let namespace = held.namespace.as_str();
+    let mut page = QueuesPage::default();
+    if let Some((token, identity)) = caller {
+        if !auth
+            .may_list_local_queues(token, identity, namespace)
+            .await?
+        {
+            page.withheld.push(format!(
+                "LocalQueues withheld: you may not list localqueues in {namespace}"
+            ));
+            return Ok(page);
+        }
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for (name, v) in held.local_queues.iter() {
+        let board = board::local_queue_board(namespace, name, v);
+        if let Some(cq) = &board.cluster_queue {
+            named.insert(cq.clone());
+        }
+        let mut entry = LocalQueueEntry {
+            board,
+            pending: Vec::new(),
+            pending_cut: false,
+            pending_unavailable: None,
+        };
+        let allowed = match caller {
+            Some((token, identity)) => {
+                auth.may_get_pending_workloads(token, identity, namespace, name)
+                    .await?
+            }
+            None => true,
+        };
+        match (allowed, positions.list(namespace, name).await) {
+            (false, _) => {
+                entry.pending_unavailable =
+                    Some(line::unavailable_sentence(Unavailable::Withheld, namespace));
+            }
+            (true, Some(Fetched::Listed(list))) => {
+                entry.pending_cut = list.cut;
+                entry.pending = list
+                    .items
+                    .iter()
+                    .map(|item| PendingEntry {
+                        workload: item.name.clone(),
+                        train_job: held.trainjobs.get(&item.name).cloned(),
+                        in_local_queue: item.position_in_local_queue.saturating_add(1),
+                        in_cluster_queue: item.position_in_cluster_queue.saturating_add(1),
+                        priority: item.priority,
+                    })
+                    .collect();
+            }
+            (true, Some(Fetched::Unavailable(why))) => {
+                entry.pending_unavailable = Some(line::unavailable_sentence(why, namespace));
+            }
+            // No cluster to ask (the positions have no client).
+            (true, None) => {}
+        }
+        page.local_queues.push(entry);
+    }
+    for name in named {
+        let allowed = match caller {
+            Some((token, identity)) => auth.may_get_cluster_queue(token, identity, &name).await?,
+            None => true,
+        };
+        match held.cluster_queues.get(&name) {
+            _ if !allowed => page.withheld.push(format!(
+                "ClusterQueue {name} withheld: you may not get clusterqueues/{name}"
+            )),
+            Some(v) => match board::cluster_queue_board(&name, v) {
+                Ok(board) => page.cluster_queues.push(board),
+                Err(e) => page.withheld.push(e.to_string()),
+            },
+            None => page.withheld.push(format!("ClusterQueue {name} not found")),
+        }
+    }
+    Ok(page)
 }
 
 #[cfg(test)]

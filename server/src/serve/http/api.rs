@@ -211,6 +211,25 @@ async fn queue_facts(
         .map_err(review_failed)
 }
 
+/// The Queues page's data: `serve::queues::queues_page` for the caller.
+pub(super) async fn queues_page(
+    State(state): State<AppState>,
+    Path(ns): Path<String>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<queues::QueuesPage>, AppError> {
+    watched(&state, &ns)?;
+    let held = state
+        .hub
+        .with_store(|store| queues::hold_queues(store, &ns));
+    let caller = caller
+        .as_ref()
+        .map(|Extension(c)| (c.token.expose(), &c.identity));
+    queues::queues_page(held, &state.positions, &state.auth, caller)
+        .await
+        .map(Json)
+        .map_err(review_failed)
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct InspectQuery {
     #[serde(default)]

@@ -202,6 +202,7 @@ fn routes(state: AppState) -> Router {
             get(api::inspect),
         )
         .route("/api/v1/namespaces/{ns}/snapshot", get(api::snapshot))
+        .route("/api/v1/namespaces/{ns}/queues", get(api::queues_page))
         .route("/api/v1/namespaces/{ns}/snapshots", get(sse::snapshots))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
