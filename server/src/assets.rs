@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(header(&wasm, header::CONTENT_TYPE), "application/wasm");
         assert!(header(&wasm, header::CACHE_CONTROL).contains("immutable"));
         assert_eq!(header(&wasm, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
-        for path in ["/", "/explain", "/offline"] {
+        for path in ["/", "/explain", "/offline", "/queues"] {
             let r = respond(TABLE, &csp, &Method::GET, path);
             assert_eq!(r.status(), StatusCode::OK, "{path}");
             assert_eq!(header(&r, header::CONTENT_TYPE), "text/html; charset=utf-8");

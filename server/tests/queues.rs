@@ -346,7 +346,9 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     );
     assert_eq!(
         page["withheld"],
-        json!([format!("LocalQueues withheld: you may not list localqueues in {NS}")])
+        json!([format!(
+            "LocalQueues withheld: you may not list localqueues in {NS}"
+        )])
     );
 
     // LocalQueues too: its status, and the ClusterQueue withheld.
@@ -365,7 +367,11 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     );
     assert_eq!(withheld["room"], json!([]), "{withheld}");
     let page = get_as(addr, &queues_page, TOKEN).await.json();
-    assert_eq!(page["localQueues"][0]["name"], queues::LOCAL_QUEUE, "{page}");
+    assert_eq!(
+        page["localQueues"][0]["name"],
+        queues::LOCAL_QUEUE,
+        "{page}"
+    );
     assert_eq!(page["clusterQueues"], json!([]), "{page}");
     assert_eq!(
         page["withheld"],
@@ -390,7 +396,10 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
     assert_eq!(shown["room"][0]["reserved"], "32", "{shown}");
     assert_eq!(shown["room"][0]["nominal"], "16", "{shown}");
     let page = get_as(addr, &queues_page, TOKEN).await.json();
-    assert_eq!(page["clusterQueues"][0]["bars"][0]["reserved"], "32", "{page}");
+    assert_eq!(
+        page["clusterQueues"][0]["bars"][0]["reserved"], "32",
+        "{page}"
+    );
     assert_eq!(page["withheld"], json!([]), "{page}");
     // Its place in line needs `get` on `localqueues/pendingworkloads` of
     // the visibility API there: withheld, and said so, until then.
@@ -630,7 +639,10 @@ async fn the_queues_page_lists_the_line_and_the_quota() {
             )
         })
         .collect();
-    assert_eq!(order, [(bert.as_str(), "bert-s1", 1), (llm.as_str(), "llm-s1", 2)]);
+    assert_eq!(
+        order,
+        [(bert.as_str(), "bert-s1", 1), (llm.as_str(), "llm-s1", 2)]
+    );
     let cq = &page["clusterQueues"][0];
     assert_eq!(cq["name"], queues::CLUSTER_QUEUE, "{page}");
     let bar = &cq["bars"][0];
@@ -648,7 +660,10 @@ async fn the_queues_page_lists_the_line_and_the_quota() {
         let path = path.clone();
         async move {
             let (_, page) = get_json(addr, &path).await;
-            page["localQueues"][0].get("pendingUnavailable").is_some().then_some(page)
+            page["localQueues"][0]
+                .get("pendingUnavailable")
+                .is_some()
+                .then_some(page)
         }
     })
     .await;

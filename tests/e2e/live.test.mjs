@@ -126,6 +126,43 @@ test('a still cluster under Kueue: a waiting job shows its place in line, and th
   await ui.close();
 });
 
+test('a still cluster under Kueue: the Queues page draws the bars and the line as the server says, and opens a pending job', { timeout: 90_000 }, async () => {
+  const ui = await uiFor(still.url);
+  const { page, errors } = await openDashboard(ui.url);
+  await page.click('#nav-queues');
+  await page.waitForSelector('#queues-page .cluster-queue .qbar', { timeout: 30_000 });
+  assert.match(await href(page), /\/queues\?ns=/);
+  const ns = new URL(await href(page)).searchParams.get('ns');
+  const data = await page.evaluate(async (ns) => (await fetch(`/api/v1/namespaces/${encodeURIComponent(ns)}/queues`)).json(), ns);
+  // Every bar of every ClusterQueue, in order, with the server's words and lengths.
+  const drawn = await page.locator('#queues-page .cluster-queue .qbar').evaluateAll((bars) => bars.map((b) => [
+    b.getAttribute('title'),
+    parseFloat(b.querySelector('.qbar-reserved').style.width),
+    parseFloat(b.querySelector('.qbar-borrowed').style.width),
+    parseFloat(b.querySelector('.qbar-nominal').style.left),
+  ]));
+  // Per mille of the track, as percentages the browser keeps.
+  const pct = (n) => n / 10;
+  const expected = data.clusterQueues.flatMap((cq) => cq.bars.map((b) => [
+    b.sentence, pct(b.reservedPermille - b.borrowedPermille), pct(b.borrowedPermille), pct(b.nominalPermille),
+  ]));
+  assert.deepEqual(drawn, expected);
+  assert.ok(expected.length > 0, 'the demo ClusterQueue has quota');
+  // The pending list, in Kueue's order.
+  const line = await page.locator('#queues-page .local-queue ol.pending li').evaluateAll((lis) => lis.map((li) => li.dataset.workload));
+  assert.deepEqual(line, data.localQueues.flatMap((lq) => lq.pending.map((p) => p.workload)));
+  await shot(page, 'live-queues');
+  const first = data.localQueues.flatMap((lq) => lq.pending).find((p) => p.trainJob);
+  if (first) {
+    await page.locator('#queues-page ol.pending li button.open').first().click();
+    await page.waitForSelector('#decided-by');
+    assert.ok((await page.locator('.explain h2').textContent()).includes(first.trainJob));
+  }
+  assert.deepEqual(errors, []);
+  await page.close();
+  await ui.close();
+});
+
 test('a still cluster: a filter lives in the URL and reproduces', { timeout: 60_000 }, async () => {
   const ui = await uiFor(still.url);
   const { page, errors } = await openDashboard(ui.url);

@@ -6,7 +6,7 @@
 //! `timeline::Layout`, `session::AuthState`,
 //! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
 //! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`,
-//! `queue_book::QueueBook`) with
+//! `queue_book::QueueBook`, `queues_view::QueuesView`) with
 //! methods, tested natively;
 //! `ui` holds the Leptos components.
 
@@ -29,6 +29,7 @@ pub mod namespace_access;
 pub mod notices;
 pub mod query;
 pub mod queue_book;
+pub mod queues_view;
 pub mod repaint;
 pub mod server_info;
 pub mod session;

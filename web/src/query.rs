@@ -12,6 +12,8 @@ pub enum Page {
     Dashboard,
     Explain,
     Offline,
+    /// Under Kueue: the namespace's LocalQueues and their ClusterQueues.
+    Queues,
 }
 
 impl Page {
@@ -20,6 +22,7 @@ impl Page {
             Page::Dashboard => "/",
             Page::Explain => "/explain",
             Page::Offline => "/offline",
+            Page::Queues => "/queues",
         }
     }
 }
@@ -167,6 +170,7 @@ impl ViewState {
         let page = match path.trim_end_matches('/') {
             "/explain" => Page::Explain,
             "/offline" => Page::Offline,
+            "/queues" => Page::Queues,
             _ => Page::Dashboard,
         };
         let mut v = ViewState {
@@ -249,6 +253,7 @@ impl ViewState {
         if v.page != Page::Offline {
             v.page = Page::Explain;
         }
+
         v.target = Some((kind.to_string(), name.to_string()));
         v
     }
@@ -268,6 +273,20 @@ impl ViewState {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
+
+    #[test]
+    #[wasm_bindgen_test]
+    fn the_queues_page_has_its_path_and_opens_an_explanation() {
+        let v = ViewState::from_url("/queues", "?ns=team-a");
+        assert_eq!(
+            (v.page, v.namespace.as_deref()),
+            (Page::Queues, Some("team-a"))
+        );
+        assert_eq!(v.to_url(), "/queues?ns=team-a");
+        let e = v.explaining("TrainJob", "llm-7");
+        assert_eq!(e.page, Page::Explain);
+        assert_eq!(e.to_url(), "/explain?ns=team-a&kind=TrainJob&name=llm-7");
+    }
 
     #[test]
     #[wasm_bindgen_test]

@@ -79,9 +79,58 @@ pub struct LocalQueueBoard {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_queue: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
     pub counts: Counts,
+}
+
+/// The Queues page of a namespace as one caller may see it (the server's
+/// `GET …/queues`, docs/api.md): its
+/// LocalQueues with their pending lists in order, the ClusterQueues they
+/// name that the caller may `get`, and what was withheld, in words.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuesPage {
+    pub local_queues: Vec<LocalQueueEntry>,
+    pub cluster_queues: Vec<ClusterQueueBoard>,
+    pub withheld: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueEntry {
+    #[serde(flatten)]
+    pub board: LocalQueueBoard,
+    /// Its pending Workloads in Kueue's order, from the visibility API.
+    #[serde(default)]
+    pub pending: Vec<PendingEntry>,
+    /// The list was cut at the server's bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending_cut: bool,
+    /// Why there is no pending list, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_unavailable: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingEntry {
+    pub workload: String,
+    /// Its TrainJob, when the server holds it (the page opens its
+    /// explanation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_job: Option<String>,
+    /// From 1.
+    pub in_local_queue: u64,
+    pub in_cluster_queue: u64,
+    pub priority: i64,
+}
+
+impl QueuesPage {
+    /// Reads what the server's `GET …/queues` answered.
+    pub fn parse(text: &str) -> Result<QueuesPage, serde_json::Error> {
+        serde_json::from_str(text)
+    }
 }
 
 /// The LocalQueue `namespace/name` as the page shows it.
@@ -267,6 +316,35 @@ mod tests {
             "default memory: 0 of 1Ti reserved, 512Gi used"
         );
         assert_eq!(memory.used_permille, 500);
+    }
+
+    #[test]
+    fn a_page_reads_back_as_written() {
+        let cq = json!({"spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "8"}]}]}]}});
+        let page = QueuesPage {
+            local_queues: vec![LocalQueueEntry {
+                board: local_queue_board(
+                    "team-a",
+                    "main",
+                    &json!({"spec": {"clusterQueue": "cq"}}),
+                ),
+                pending: vec![PendingEntry {
+                    workload: "w".into(),
+                    train_job: Some("llm-7".into()),
+                    in_local_queue: 1,
+                    in_cluster_queue: 3,
+                    priority: 100,
+                }],
+                pending_cut: true,
+                pending_unavailable: None,
+            }],
+            cluster_queues: vec![cluster_queue_board("cq", &cq).expect("a board")],
+            withheld: vec!["ClusterQueue other not found".into()],
+        };
+        let text = serde_json::to_string(&page).expect("serializes");
+        assert_eq!(QueuesPage::parse(&text).expect("reads back"), page);
+        assert!(QueuesPage::parse(r#"{"localQueues":[{"name":1}]}"#).is_err());
     }
 
     #[test]

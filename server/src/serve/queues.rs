@@ -10,11 +10,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use classify_wasm::queue::board::{self, ClusterQueueBoard, LocalQueueBoard};
+use classify_wasm::queue::board::{self, LocalQueueEntry, PendingEntry, QueuesPage};
 use classify_wasm::queue::line::{self, Unavailable};
 use classify_wasm::queue::{self, JobQueueFacts, Lookup, QueueFacts, QueueObjects};
 use classify_wasm::wire::QueuesFrame;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::auth::{self, Authenticator, Identity};
@@ -436,46 +435,6 @@ pub async fn frame_for(
         jobs.push(job);
     }
     Ok(QueuesFrame { jobs, cut })
-}
-
-/// The Queues page of a namespace as one caller may see it: its
-/// LocalQueues with their pending lists in order, the ClusterQueues they
-/// name that the caller may `get`, and what was withheld, in words.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueuesPage {
-    pub local_queues: Vec<LocalQueueEntry>,
-    pub cluster_queues: Vec<ClusterQueueBoard>,
-    pub withheld: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LocalQueueEntry {
-    #[serde(flatten)]
-    pub board: LocalQueueBoard,
-    /// Its pending Workloads in Kueue's order, from the visibility API.
-    pub pending: Vec<PendingEntry>,
-    /// The list was cut at the server's bound.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub pending_cut: bool,
-    /// Why there is no pending list, when there is none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending_unavailable: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PendingEntry {
-    pub workload: String,
-    /// Its TrainJob, when the server holds it (the page opens its
-    /// explanation).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub train_job: Option<String>,
-    /// From 1.
-    pub in_local_queue: u64,
-    pub in_cluster_queue: u64,
-    pub priority: i64,
 }
 
 /// The queue objects of a namespace, copied under the store's lock for

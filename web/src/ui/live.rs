@@ -14,6 +14,7 @@ use wasm_bindgen::JsCast;
 use super::desktop::{Desktop, DesktopToggle};
 use super::explain::ExplainView;
 use super::net::{fetch_text, probe_status, FetchError};
+use super::queues::QueuesPage;
 use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
@@ -512,6 +513,7 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         live.holder.set_value(None);
         live.loaded.set(false);
         live.store.set(Store::default());
+        live.queues.set(Arc::default());
         live.desktop.for_namespace(&namespace);
         step(live, Input::Chosen { namespace });
     });
@@ -622,7 +624,12 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 <label>"Namespace "
                     <select id="namespace" on:change=move |ev| {
                         let n = event_target_value(&ev);
-                        nav.go(ViewState { namespace: Some(n), ..ViewState::default() });
+                        // The Queues page stays the Queues page.
+                        let page = match nav.view.with_untracked(|v| v.page) {
+                            Page::Queues => Page::Queues,
+                            _ => Page::Dashboard,
+                        };
+                        nav.go(ViewState { page, namespace: Some(n), ..ViewState::default() });
                     }>
                         {list.into_iter().map(|n| {
                             let sel = n == selected;
@@ -680,6 +687,9 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let body = move || {
         if live.client.with(|c| c.denied().is_some()) {
             return denied().into_any();
+        }
+        if nav.view.with(|v| v.page == Page::Queues) {
+            return view! { <QueuesPage namespace=ns queues=live.queues /> }.into_any();
         }
         if let Some((key, explanation, objects)) = explained.get() {
             return match explanation {

@@ -7,6 +7,7 @@ mod explain;
 mod live;
 mod net;
 mod offline;
+mod queues;
 mod signin;
 mod table;
 
@@ -112,6 +113,7 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || on_pop.remove());
     let now = clock();
     let offline = Memo::new(move |_| nav.view.with(|v| v.page == Page::Offline));
+    let on_queues = Memo::new(move |_| nav.view.with(|v| v.page == Page::Queues));
     let needs_sign_in = Memo::new(move |_| auth.state.with(AuthState::needs_sign_in));
     // The live page asks who it is signed in as; the offline page asks
     // nothing, so it needs no sign-in.
@@ -120,7 +122,22 @@ pub fn App() -> impl IntoView {
             auth.ask_once();
         }
     });
-    let go_live = move |_| nav.go(ViewState::default());
+    // Between the live pages the namespace stays.
+    let go_live = move |_| {
+        let namespace = nav.view.with_untracked(|v| v.namespace.clone());
+        nav.go(ViewState {
+            namespace,
+            ..ViewState::default()
+        })
+    };
+    let go_queues = move |_| {
+        let namespace = nav.view.with_untracked(|v| v.namespace.clone());
+        nav.go(ViewState {
+            page: Page::Queues,
+            namespace,
+            ..ViewState::default()
+        })
+    };
     let go_offline = move |_| {
         nav.go(ViewState {
             page: Page::Offline,
@@ -131,7 +148,8 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"dispatch-dash"</h1>
             <nav aria-label="pages">
-                <button class="link" aria-current=move || (!offline.get()).then_some("page") on:click=go_live>"Live"</button>
+                <button class="link" aria-current=move || (!offline.get() && !on_queues.get()).then_some("page") on:click=go_live>"Live"</button>
+                <button class="link" id="nav-queues" aria-current=move || on_queues.get().then_some("page") on:click=go_queues>"Queues"</button>
                 <button class="link" aria-current=move || offline.get().then_some("page") on:click=go_offline>"Offline"</button>
             </nav>
             <signin::WhoAmI />

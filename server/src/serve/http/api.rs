@@ -216,7 +216,7 @@ pub(super) async fn queues_page(
     State(state): State<AppState>,
     Path(ns): Path<String>,
     caller: Option<Extension<Caller>>,
-) -> Result<Json<queues::QueuesPage>, AppError> {
+) -> Result<Json<classify_wasm::queue::board::QueuesPage>, AppError> {
     watched(&state, &ns)?;
     let held = state
         .hub
