@@ -377,7 +377,7 @@ impl QueueFacts {
             })
         });
         let text = match place {
-            _ if self.never_fits => "never fits".to_string(),
+            _ if self.never_fits => Wait::NeverFits.words().to_string(),
             Some(place) => place,
             None => self.wait.words().to_string(),
         };

@@ -384,6 +384,13 @@ async fn rbac_decides_how_much_of_the_queue_a_caller_sees() {
         page["localQueues"][0]["pendingUnavailable"],
         format!("position withheld: you may not get localqueues/pendingworkloads in {NS}")
     );
+    // Nobody else asks here, and a line withheld from her (in Find, her
+    // stream and this page) costs no request to Kueue for it.
+    assert_eq!(
+        server.positions.requests(),
+        0,
+        "a withheld line was fetched"
+    );
 
     // And `get` on ClusterQueues: the quota, as without auth.
     emu.grant(Grant::cluster_wide(

@@ -447,16 +447,21 @@ pub struct HeldQueues {
     trainjobs: BTreeMap<String, String>,
 }
 
-/// What [`queues_page`] reads of `namespace`.
+/// What [`queues_page`] reads of `namespace`: the queue objects, copied
+/// once, and the Workload of each of its first [`FRAME_MAX_JOBS`] TrainJobs
+/// that wait in a LocalQueue (section 4's pick, as for the facts).
 pub fn hold_queues(store: &Store, namespace: &str) -> HeldQueues {
     let (local_queues, cluster_queues) = queues_seen_from(store, namespace);
-    let (gathered, _) = gather_namespace(store, namespace, FRAME_MAX_JOBS);
-    let trainjobs = gathered
-        .iter()
-        .filter_map(|g| {
-            let workload = g.workload.as_ref().and_then(line::workload_name)?;
-            Some((workload.to_string(), g.name.clone()))
+    let trainjobs = store
+        .in_namespace(ObjectKind::TrainJob, namespace)
+        .filter_map(|trainjob| {
+            let workloads = workloads_of(store, trainjob);
+            let workload = queue::pick_workload(&workloads)?;
+            queue::queue_name(&trainjob.value(), Some(workload))?;
+            let name = line::workload_name(workload)?;
+            Some((name.to_string(), trainjob.name.clone()))
         })
+        .take(FRAME_MAX_JOBS)
         .collect();
     HeldQueues {
         namespace: namespace.to_string(),
@@ -509,12 +514,14 @@ pub async fn queues_page(
             }
             None => true,
         };
-        match (allowed, positions.list(namespace, name).await) {
-            (false, _) => {
-                entry.pending_unavailable =
-                    Some(line::unavailable_sentence(Unavailable::Withheld, namespace));
-            }
-            (true, Some(Fetched::Listed(list))) => {
+        // A caller who may not see the line costs no request for it.
+        let listed = if allowed {
+            positions.list(namespace, name).await
+        } else {
+            Some(Fetched::Unavailable(Unavailable::Withheld))
+        };
+        match listed {
+            Some(Fetched::Listed(list)) => {
                 entry.pending_cut = list.cut;
                 entry.pending = list
                     .items
@@ -528,11 +535,11 @@ pub async fn queues_page(
                     })
                     .collect();
             }
-            (true, Some(Fetched::Unavailable(why))) => {
+            Some(Fetched::Unavailable(why)) => {
                 entry.pending_unavailable = Some(line::unavailable_sentence(why, namespace));
             }
             // No cluster to ask (the positions have no client).
-            (true, None) => {}
+            None => {}
         }
         page.local_queues.push(entry);
     }
