@@ -1,7 +1,7 @@
 //! Embeds the golden case files for the wasm test run (tests/wasm.rs), where
-//! there is no filesystem: `../shared/cases`, `../shared/dumps` and the
-//! engine's `classify-wasm/cases`. The engine's native tests read the same
-//! folders at test time instead. The library never includes the generated
+//! there is no filesystem: `../shared/cases`, `../shared/dumps`, and the
+//! engine's `classify-wasm/cases` and `classify-wasm/queue-cases`. The
+//! engine's native tests read the same folders at test time instead. The library never includes the generated
 //! file.
 
 use std::path::{Path, PathBuf};
@@ -36,6 +36,11 @@ fn main() {
         &manifest.join("../../classify-wasm/cases"),
         &mut files,
         "cases",
+    );
+    case_files(
+        &manifest.join("../../classify-wasm/queue-cases"),
+        &mut files,
+        "queue-cases",
     );
     let mut code = String::from("pub const EMBEDDED: &[(&str, &str)] = &[\n");
     for (name, path) in files {

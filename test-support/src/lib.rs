@@ -7,11 +7,13 @@
 //!   readers of them, for native tests (wasm32 has no filesystem:
 //!   `bindings/wasm` embeds the same folders at build time);
 //! - [`Rng`], the one seeded generator of the tests' random inputs;
+//! - [`queue_cases`], the check of the queue facts' golden cases;
 //! - [`linking_world`], the seeded world of linked objects the engine's, the
 //!   server store's and the web store's property tests change step by step.
 
 pub mod harness;
 pub mod linking_world;
+pub mod queue_cases;
 
 /// SplitMix64: a tiny seeded generator, so every run draws the same
 /// inputs, natively and in wasm (which has no proptest).

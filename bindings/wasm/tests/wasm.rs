@@ -89,6 +89,24 @@ fn own_cases_under_wasm() {
     run("cases/", 1);
 }
 
+/// The queue facts' golden cases, computed by the engine compiled to wasm32
+/// (as the offline page computes them) with the native run's check.
+#[wasm_bindgen_test]
+fn queue_golden_cases_under_wasm() {
+    let files = folder("queue-cases/");
+    assert!(files.len() >= 12, "{} queue cases embedded", files.len());
+    let failures: Vec<String> = files
+        .iter()
+        .filter_map(|(name, text)| test_support::queue_cases::check(name, text).err())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
 #[wasm_bindgen_test]
 fn explain_returns_observation_and_trace() {
     let (_, text) = EMBEDDED
