@@ -47,13 +47,22 @@ pub use snapshot::{
 };
 
 /// A queue object as the caller could find it.
-#[derive(Debug, Clone, Copy)]
-pub enum Lookup<'v> {
-    Found(&'v Value),
+#[derive(Debug)]
+pub enum Lookup<'v, T: ?Sized = Value> {
+    Found(&'v T),
     NotFound,
     /// There, perhaps, but this user may not read it (or the server cannot).
     NotReadable,
 }
+
+// By hand: a derive would ask `T: Copy` of the referent.
+impl<T: ?Sized> Clone for Lookup<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Lookup<'_, T> {}
 
 /// Where [`facts`] finds the objects a Workload names.
 pub trait QueueObjects {
@@ -61,6 +70,69 @@ pub trait QueueObjects {
     fn cluster_queue(&self, name: &str) -> Lookup<'_>;
     /// A Workload by UID, in any namespace (a preemptor).
     fn workload_by_uid(&self, uid: &str) -> Lookup<'_>;
+    /// A preemptor of this UID whose Workload is no longer held, as a
+    /// long-running reader remembered it ([`Preemptor`]); a dump has none.
+    fn remembered_preemptor(&self, _uid: &str) -> Lookup<'_, Preemptor> {
+        Lookup::NotFound
+    }
+}
+
+/// What a preemption's sentence says of the preemptor, read from its
+/// Workload: small, so that a long-running reader can keep it in the
+/// preempted job's history and still answer "who preempted me" after the
+/// preemptor is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preemptor {
+    /// The preemptor Workload's UID, as the preempted one's condition
+    /// names it.
+    pub uid: String,
+    pub namespace: String,
+    /// The Workload's name.
+    pub workload: String,
+    /// The TrainJob that owns it, if one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_job: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// The ClusterQueue it was admitted to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_queue: Option<String>,
+}
+
+impl Preemptor {
+    /// The record of the preemptor Workload `workload`.
+    pub fn of(workload: &Value) -> Preemptor {
+        read::preemptor_record(workload)
+    }
+
+    /// `preempted by team-b/llm-70b (priority 1000) in ClusterQueue
+    /// gpu-cq`, and that its Workload has gone when `gone`.
+    pub fn sentence(&self, gone: bool) -> String {
+        let mut said = match &self.train_job {
+            Some(trainjob) => format!("preempted by {}/{trainjob}", self.namespace),
+            None => format!("preempted by Workload {}/{}", self.namespace, self.workload),
+        };
+        if let Some(priority) = self.priority {
+            let _ = write!(said, " (priority {priority})");
+        }
+        if let Some(cq) = &self.cluster_queue {
+            let _ = write!(said, " in ClusterQueue {cq}");
+        }
+        if gone {
+            said.push_str("; its Workload has since gone");
+        }
+        said
+    }
+
+    /// The bytes its strings hold, for a reader that bounds what it keeps.
+    pub fn heap_bytes(&self) -> usize {
+        self.uid.len()
+            + self.namespace.len()
+            + self.workload.len()
+            + self.train_job.as_ref().map_or(0, String::len)
+            + self.cluster_queue.as_ref().map_or(0, String::len)
+    }
 }
 
 /// What a queued job waits for, as a type a table can colour.

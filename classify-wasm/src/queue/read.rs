@@ -843,9 +843,6 @@ pub(super) fn preemptor_uid(message: &str) -> Option<&str> {
     Some(rest.get(..end)?.trim()).filter(|uid| !uid.is_empty())
 }
 
-/// Who preempted `w`, when its conditions say: the preemptor's TrainJob
-/// (or Workload), priority and ClusterQueue when it may be read; in a
-/// namespace the user may not see, no name at all.
 /// The UID of the Workload that preempted `w`, when a true `Preempted`
 /// condition (or `Evicted` for `Preempted`) names one: what a store looks
 /// up to hand [`super::facts`] the preemptor.
@@ -856,32 +853,39 @@ pub fn preemptor_uid_of(w: &Value) -> Option<&str> {
     preemptor_uid(preempted.or(evicted).and_then(|c| text(c, &["message"]))?)
 }
 
+/// What [`super::Preemptor`] keeps of the preemptor Workload `p`.
+pub(super) fn preemptor_record(p: &Value) -> super::Preemptor {
+    let owned = |s: Option<&str>| s.unwrap_or("").to_string();
+    super::Preemptor {
+        uid: owned(text(p, &["metadata", "uid"])),
+        namespace: owned(text(p, &["metadata", "namespace"])),
+        workload: owned(text(p, &["metadata", "name"])),
+        train_job: list(p, &["metadata", "ownerReferences"])
+            .iter()
+            .find(|o| text(o, &["kind"]) == Some("TrainJob"))
+            .and_then(|o| text(o, &["name"]))
+            .map(str::to_string),
+        priority: at(p, &["spec", "priority"]).and_then(integer),
+        cluster_queue: text(p, &["status", "admission", "clusterQueue"]).map(str::to_string),
+    }
+}
+
+/// Who preempted `w`, when its conditions say: the preemptor's TrainJob
+/// (or Workload), priority and ClusterQueue when it may be read, or as it
+/// was remembered once its Workload went; in a namespace the user may not
+/// see, no name at all.
 pub(super) fn preemptor(w: &Value, objects: &dyn QueueObjects) -> Option<String> {
     let uid = preemptor_uid_of(w)?;
     Some(match objects.workload_by_uid(uid) {
-        Lookup::Found(p) => {
-            let namespace = text(p, &["metadata", "namespace"]).unwrap_or("");
-            let owner = list(p, &["metadata", "ownerReferences"])
-                .iter()
-                .find(|o| text(o, &["kind"]) == Some("TrainJob"))
-                .and_then(|o| text(o, &["name"]));
-            let who = match owner {
-                Some(trainjob) => format!("{namespace}/{trainjob}"),
-                None => format!(
-                    "Workload {namespace}/{}",
-                    text(p, &["metadata", "name"]).unwrap_or("")
-                ),
-            };
-            let mut said = format!("preempted by {who}");
-            if let Some(priority) = at(p, &["spec", "priority"]).and_then(integer) {
-                said.push_str(&format!(" (priority {priority})"));
-            }
-            if let Some(cq) = text(p, &["status", "admission", "clusterQueue"]) {
-                said.push_str(&format!(" in ClusterQueue {cq}"));
-            }
-            said
-        }
-        Lookup::NotReadable => "preempted by a workload in another namespace".to_string(),
-        Lookup::NotFound => format!("preempted by a workload that is gone (UID {uid})"),
+        Lookup::Found(p) => preemptor_record(p).sentence(false),
+        Lookup::NotReadable => HIDDEN_PREEMPTOR.to_string(),
+        Lookup::NotFound => match objects.remembered_preemptor(uid) {
+            Lookup::Found(p) => p.sentence(true),
+            Lookup::NotReadable => HIDDEN_PREEMPTOR.to_string(),
+            Lookup::NotFound => format!("preempted by a workload that is gone (UID {uid})"),
+        },
     })
 }
+
+/// A preemptor in a namespace the user may not see: no name at all.
+const HIDDEN_PREEMPTOR: &str = "preempted by a workload in another namespace";

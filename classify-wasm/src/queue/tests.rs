@@ -249,3 +249,76 @@ fn the_queue_cell_shows_the_place_else_the_wait_and_hovers_the_sentences() {
         assert_eq!(waiting(settled, "admitted").cell(), None);
     }
 }
+
+/// Finds no Workload by UID, and remembers one preemptor, readable or not.
+struct Remembering {
+    preemptor: Preemptor,
+    readable: bool,
+}
+
+impl QueueObjects for Remembering {
+    fn local_queue(&self, _: &str, _: &str) -> Lookup<'_> {
+        Lookup::NotFound
+    }
+    fn cluster_queue(&self, _: &str) -> Lookup<'_> {
+        Lookup::NotFound
+    }
+    fn workload_by_uid(&self, _: &str) -> Lookup<'_> {
+        Lookup::NotFound
+    }
+    fn remembered_preemptor(&self, uid: &str) -> Lookup<'_, Preemptor> {
+        match uid == self.preemptor.uid {
+            true if self.readable => Lookup::Found(&self.preemptor),
+            true => Lookup::NotReadable,
+            false => Lookup::NotFound,
+        }
+    }
+}
+
+#[test]
+fn a_remembered_preemptor_is_named_after_its_workload_is_gone_and_hidden_where_it_was() {
+    use serde_json::json;
+    let preemptor_workload = json!({
+        "metadata": {"name": "wb", "namespace": "team-b", "uid": "5b1d",
+                     "ownerReferences": [{"kind": "TrainJob", "name": "llm-70b"}]},
+        "spec": {"priority": 1000},
+        "status": {"admission": {"clusterQueue": "gpu-cq"}},
+    });
+    let record = Preemptor::of(&preemptor_workload);
+    assert_eq!(
+        record.sentence(false),
+        "preempted by team-b/llm-70b (priority 1000) in ClusterQueue gpu-cq"
+    );
+    // It reads back from the JSON a state directory keeps.
+    let back: Preemptor = serde_json::from_value(serde_json::to_value(&record).unwrap()).unwrap();
+    assert_eq!(back, record);
+    assert_eq!(record.heap_bytes(), "5b1dteam-bwbllm-70bgpu-cq".len());
+
+    let trainjob = json!({"metadata": {"name": "llm", "namespace": "team-a",
+                                       "labels": {"kueue.x-k8s.io/queue-name": "main"}}});
+    let preempted = |uid: &str| {
+        json!({"spec": {"queueName": "main"}, "status": {"conditions": [
+        {"type": "Preempted", "status": "True", "reason": "InClusterQueue",
+         "message": format!("Preempted to accommodate a workload (UID: {uid}) due to prioritization in the ClusterQueue")}]}})
+    };
+    let said = |objects: &Remembering, uid: &str| {
+        super::facts(&trainjob, Some(&preempted(uid)), objects).and_then(|f| f.preempted_by)
+    };
+    let mut objects = Remembering {
+        preemptor: record,
+        readable: true,
+    };
+    assert_eq!(
+        said(&objects, "5b1d").as_deref(),
+        Some("preempted by team-b/llm-70b (priority 1000) in ClusterQueue gpu-cq; its Workload has since gone")
+    );
+    assert_eq!(
+        said(&objects, "77aa").as_deref(),
+        Some("preempted by a workload that is gone (UID 77aa)")
+    );
+    objects.readable = false;
+    assert_eq!(
+        said(&objects, "5b1d").as_deref(),
+        Some("preempted by a workload in another namespace")
+    );
+}

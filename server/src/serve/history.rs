@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use classify_wasm::queue::Preemptor;
 use classify_wasm::{CauseKind, Observation, State, Time};
 use serde::Serialize;
 
@@ -159,6 +160,10 @@ impl Default for HistoryLimits {
     }
 }
 
+/// The most bytes of strings a remembered preemptor may hold: Kubernetes
+/// bounds a UID, a namespace and three names to well under this.
+pub const PREEMPTOR_MAX_BYTES: usize = 1024;
+
 /// One object's history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectHistory {
@@ -166,15 +171,28 @@ pub struct ObjectHistory {
     pub changes: VecDeque<Change>,
     /// Since when it has no observation (seconds since the epoch), if gone.
     pub gone_since: Option<i64>,
+    /// The last Workload seen to preempt it (a TrainJob under Kueue), kept
+    /// so that "who preempted me" is answered after the preemptor is gone.
+    pub preempted_by: Option<Preemptor>,
 }
 
 impl ObjectHistory {
+    /// A history with these changes and nothing else.
+    pub fn of_changes(changes: VecDeque<Change>) -> ObjectHistory {
+        ObjectHistory {
+            changes,
+            gone_since: None,
+            preempted_by: None,
+        }
+    }
+
     fn bytes(key: &HistoryKey) -> usize {
-        // Changes are counted at the full bound, so an object's weight
-        // does not change as it records.
+        // Changes and the preemptor are counted at their full bound, so an
+        // object's weight does not change as it records.
         key.heap_bytes()
             + CHANGES_PER_OBJECT * std::mem::size_of::<Change>()
             + std::mem::size_of::<ObjectHistory>()
+            + PREEMPTOR_MAX_BYTES
             + 64
     }
 }
@@ -301,10 +319,10 @@ impl History {
             if is_new {
                 self.bytes += ObjectHistory::bytes(&key);
             }
-            let entry = self.objects.entry(key.clone()).or_insert(ObjectHistory {
-                changes: VecDeque::new(),
-                gone_since: None,
-            });
+            let entry = self
+                .objects
+                .entry(key.clone())
+                .or_insert_with(|| ObjectHistory::of_changes(VecDeque::new()));
             let mut touched = false;
             if let Some(since) = entry.gone_since.take() {
                 self.gone.remove(&(since, key.clone()));
@@ -352,6 +370,38 @@ impl History {
             .retain(|(key, _)| !enforced.dropped.contains(key));
         delta.dropped = enforced.dropped;
         delta
+    }
+
+    /// Keeps `preemptor` as what last preempted the object of `key`, which
+    /// must have a history already (a [`History::record_job`] made it), and
+    /// adds to `delta` what to mirror when that changed it. A preemptor
+    /// past [`PREEMPTOR_MAX_BYTES`] is not kept.
+    pub fn remember_preemptor(
+        &mut self,
+        key: &HistoryKey,
+        preemptor: Preemptor,
+        delta: &mut HistoryDelta,
+    ) {
+        if preemptor.heap_bytes() > PREEMPTOR_MAX_BYTES {
+            return;
+        }
+        let Some(entry) = self.objects.get_mut(key) else {
+            return;
+        };
+        if entry.preempted_by.as_ref() == Some(&preemptor) {
+            return;
+        }
+        entry.preempted_by = Some(preemptor);
+        let now = entry.clone();
+        match delta.written.iter_mut().find(|(k, _)| k == key) {
+            Some((_, written)) => *written = now,
+            None => delta.written.push((key.clone(), now)),
+        }
+    }
+
+    /// What last preempted the object of `key`, as it was remembered.
+    pub fn preemptor_of(&self, key: &HistoryKey) -> Option<&Preemptor> {
+        self.objects.get(key)?.preempted_by.as_ref()
     }
 
     /// Since when (seconds since the epoch) an object has been in the state

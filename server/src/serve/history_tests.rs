@@ -256,3 +256,56 @@ fn an_object_is_in_its_state_since_the_first_change_of_its_last_run() {
     assert_eq!(history.in_state_since(&key("a")), minute(40));
     assert_eq!(history.in_state_since(&key("nope")), None);
 }
+
+fn preemptor(workload: &str) -> Preemptor {
+    Preemptor {
+        uid: "wb".into(),
+        namespace: "team-b".into(),
+        workload: workload.into(),
+        train_job: Some("llm-70b".into()),
+        priority: Some(1000),
+        cluster_queue: Some("gpu-cq".into()),
+    }
+}
+
+#[test]
+fn a_preemptor_is_remembered_once_within_its_bound_and_only_for_a_known_object() {
+    let mut history = History::new(HistoryLimits::default());
+    let first = history.record_job(
+        &[],
+        &[observation("a", State::Pending, CauseKind::None, false)],
+        at(0),
+    );
+    let mut delta = first.clone();
+    history.remember_preemptor(&key("a"), preemptor("w-big"), &mut delta);
+    assert_eq!(delta.written.len(), 1, "one entry per object: {delta:?}");
+    assert_eq!(
+        delta.written[0].1.preempted_by,
+        Some(preemptor("w-big")),
+        "the written history carries it"
+    );
+    assert_eq!(history.preemptor_of(&key("a")), Some(&preemptor("w-big")));
+
+    let mut unchanged = HistoryDelta::default();
+    history.remember_preemptor(&key("a"), preemptor("w-big"), &mut unchanged);
+    assert!(unchanged.written.is_empty(), "the same preemptor again");
+
+    let mut unknown = HistoryDelta::default();
+    history.remember_preemptor(&key("nobody"), preemptor("w-big"), &mut unknown);
+    assert!(unknown.written.is_empty());
+    assert_eq!(history.preemptor_of(&key("nobody")), None);
+
+    let mut too_big = HistoryDelta::default();
+    let huge = "w".repeat(PREEMPTOR_MAX_BYTES);
+    history.remember_preemptor(&key("a"), preemptor(&huge), &mut too_big);
+    assert!(too_big.written.is_empty(), "past the bound, not kept");
+    assert_eq!(history.preemptor_of(&key("a")), Some(&preemptor("w-big")));
+
+    let mut next = HistoryDelta::default();
+    history.remember_preemptor(&key("a"), preemptor("w-bigger"), &mut next);
+    assert_eq!(next.written.len(), 1, "a new preemptor is written");
+    assert_eq!(
+        history.preemptor_of(&key("a")),
+        Some(&preemptor("w-bigger"))
+    );
+}

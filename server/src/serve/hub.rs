@@ -43,6 +43,7 @@ use super::metrics::{Metrics, RingBound};
 use super::notify::{self, Notifier};
 use super::persist::{self, Op, StateDir};
 use super::projection::{ObjectKind, StoredObject};
+use super::queues;
 use super::store::{CapturedPod, Delta, JobKey, NamespaceList, Store, StoreLimits, WatchEvent};
 use super::view::{self, SnapshotHeader};
 
@@ -469,6 +470,22 @@ impl Hub {
         }
     }
 
+    /// Hands each of `gathered` what its TrainJob's history remembers of
+    /// the last Workload that preempted it.
+    pub fn remember_preemptors(&self, gathered: &mut [queues::Gathered]) {
+        let history = lock(&self.history);
+        for g in gathered {
+            let (namespace, name, uid) = g.trainjob_key();
+            let key = HistoryKey {
+                kind: "TrainJob".to_string(),
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                uid: uid.to_string(),
+            };
+            g.remember(history.preemptor_of(&key).cloned());
+        }
+    }
+
     /// An object's observation changes, oldest first.
     pub fn history_of(&self, key: &HistoryKey) -> Vec<Change> {
         lock(&self.history)
@@ -652,7 +669,10 @@ impl Hub {
         let mut ops = Vec::new();
         let mut news = Vec::new();
         for (namespace, job) in jobs {
-            let snapshots = self.with_store(|s| view::job_snapshots(s, header, namespace, job));
+            let (snapshots, preemptor) = self.with_store(|s| {
+                let snapshots = view::job_snapshots(s, header, namespace, job);
+                (snapshots, queues::stored_preemptor(s, namespace, job))
+            });
             let observations = match view::classify_snapshots(&snapshots, header, job) {
                 Ok(observations) => observations,
                 Err(e) => {
@@ -673,7 +693,11 @@ impl Hub {
             let old: &[Observation] = old.as_deref().map_or(&[], |v| v);
             let before: Vec<HistoryKey> = old.iter().map(HistoryKey::of).collect();
             let mut history = lock(&self.history);
-            let delta = history.record_job(&before, &observations, now);
+            let mut delta = history.record_job(&before, &observations, now);
+            let trainjob = observations.iter().find(|o| o.object.kind == "TrainJob");
+            if let (Some(preemptor), Some(trainjob)) = (preemptor, trainjob) {
+                history.remember_preemptor(&HistoryKey::of(trainjob), preemptor, &mut delta);
+            }
             self.metrics.replace_observations(old, &observations, |o| {
                 history.in_state_since(&HistoryKey::of(o))
             });

@@ -10,7 +10,7 @@
 //!   are listed first);
 //! - which TrainJob UID each pod belonged to (orphans across time);
 //! - the captured pods, in capture order;
-//! - each object's observation history.
+//! - each object's observation history, and what last preempted it.
 //!
 //! How: one [`StateDir`] owns the connection. The hub turns what a batch of
 //! watch events changed into [`Op`]s and writes them with
@@ -20,8 +20,8 @@
 //! batch survives the process being killed (not necessarily a power cut,
 //! which loses at most the last batches, never consistency).
 //!
-//! Safety: the schema is versioned (`PRAGMA user_version`); a file of a
-//! newer version, one that is not a database (or fails `quick_check`), or
+//! Safety: the schema is versioned (`PRAGMA user_version`), and a file of
+//! an older version is migrated in place at open; a file of a newer version, one that is not a database (or fails `quick_check`), or
 //! one another process holds (`locking_mode=EXCLUSIVE`, taken at open with
 //! a write, so a second server fails at once instead of waiting) is an
 //! [`Error`] naming the file. Nothing is ever deleted to recover.
@@ -37,7 +37,7 @@ use super::projection::{ApiObject, ObjectKind, Projected, StoredObject};
 use super::store::CapturedPod;
 
 /// The schema version this binary writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Bytes of write-ahead log kept after a checkpoint.
 const WAL_BYTES_KEPT: i64 = 8 * 1024 * 1024;
@@ -74,9 +74,18 @@ CREATE TABLE history (
     gone_since INTEGER,
     -- [[unix seconds, state, cause kind, held]..], oldest first
     changes TEXT NOT NULL,
+    -- the last preemptor (classify_wasm::queue::Preemptor as JSON), if any
+    preempted_by TEXT,
     PRIMARY KEY (kind, namespace, name, uid)
 ) WITHOUT ROWID;
 ";
+
+/// What brings a file of each older schema version to the next one, in
+/// order: `MIGRATIONS[0]` takes version 1 to 2.
+const MIGRATIONS: &[&str] = &[
+    // 2: a history keeps the last preemptor.
+    "ALTER TABLE history ADD COLUMN preempted_by TEXT;",
+];
 
 /// What can go wrong with the state directory.
 #[derive(Debug, thiserror::Error)]
@@ -274,6 +283,18 @@ impl StateDir {
                 "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
             ))
             .map_err(sqlite)?;
+        } else if version < SCHEMA_VERSION {
+            // Older files are brought up to date in one transaction, which
+            // also takes the exclusive lock.
+            let steps: String = MIGRATIONS
+                .iter()
+                .skip(usize::try_from(version - 1).unwrap_or(0))
+                .copied()
+                .collect();
+            conn.execute_batch(&format!(
+                "BEGIN IMMEDIATE; {steps} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+            ))
+            .map_err(sqlite)?;
         } else {
             // A write takes the exclusive lock now rather than at the
             // first batch, so a second server fails at start.
@@ -348,7 +369,9 @@ impl StateDir {
         }
         let mut statement = self
             .conn
-            .prepare("SELECT kind, namespace, name, uid, gone_since, changes FROM history")
+            .prepare(
+                "SELECT kind, namespace, name, uid, gone_since, changes, preempted_by FROM history",
+            )
             .map_err(sqlite)?;
         let rows = statement
             .query_map([], |row| {
@@ -361,17 +384,21 @@ impl StateDir {
                     },
                     row.get::<_, Option<i64>>(4)?,
                     row.get::<_, String>(5)?,
+                    row.get::<_, Option<String>>(6)?,
                 ))
             })
             .map_err(sqlite)?;
         for row in rows {
-            let (key, gone_since, changes) = row.map_err(sqlite)?;
+            let (key, gone_since, changes, preempted_by) = row.map_err(sqlite)?;
+            // An unreadable preemptor costs only itself, not the history.
+            let preempted_by = preempted_by.and_then(|text| serde_json::from_str(&text).ok());
             match decode_changes(&changes) {
                 Some(changes) => restored.history.push((
                     key,
                     ObjectHistory {
                         changes,
                         gone_since,
+                        preempted_by,
                     },
                 )),
                 None => restored.unreadable += 1,
@@ -440,7 +467,11 @@ impl StateDir {
                             key.name,
                             key.uid,
                             history.gone_since,
-                            encode_changes(history)
+                            encode_changes(history),
+                            history
+                                .preempted_by
+                                .as_ref()
+                                .and_then(|p| serde_json::to_string(p).ok())
                         ],
                     ),
                     Op::DeleteHistory(key) => run(
@@ -505,8 +536,8 @@ impl Write {
             }
             Write::PutHistory => {
                 "INSERT OR REPLACE INTO history
-                     (kind, namespace, name, uid, gone_since, changes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                     (kind, namespace, name, uid, gone_since, changes, preempted_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
             }
             Write::DeleteHistory => {
                 "DELETE FROM history

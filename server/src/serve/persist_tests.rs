@@ -146,6 +146,7 @@ fn a_batch_round_trips_through_a_reopen() {
             },
         ]),
         gone_since: Some(300),
+        preempted_by: Some(preemptor()),
     };
     {
         let mut state = StateDir::open(&dir.0).expect("open");
@@ -218,13 +219,7 @@ fn a_batch_applies_in_order_and_keeps_the_capture_order() {
             Op::DeleteOwner {
                 pod_uid: "pod-a".into(),
             },
-            Op::PutHistory(
-                key("x"),
-                ObjectHistory {
-                    changes: VecDeque::new(),
-                    gone_since: None,
-                },
-            ),
+            Op::PutHistory(key("x"), ObjectHistory::of_changes(VecDeque::new())),
             Op::DeleteHistory(key("x")),
         ])
         .expect("second batch");
@@ -372,11 +367,8 @@ fn a_newer_schema_is_refused_and_left_alone() {
     assert!(
         matches!(
             error,
-            Error::NewerSchema {
-                found: 2,
-                known: 1,
-                ..
-            }
+            Error::NewerSchema { found, known, .. }
+                if found == SCHEMA_VERSION + 1 && known == SCHEMA_VERSION
         ),
         "{error:?}"
     );
@@ -481,6 +473,7 @@ fn histories_past_the_retention_at_start_are_dropped_from_the_file_too() {
             held: false,
         }]),
         gone_since,
+        preempted_by: None,
     };
     {
         let mut state = StateDir::open(&dir.0).expect("open");
@@ -507,4 +500,74 @@ fn histories_past_the_retention_at_start_are_dropped_from_the_file_too() {
         .map(|(k, _)| k.name.as_str())
         .collect();
     assert_eq!(names, vec!["recent"]);
+}
+
+/// The preemptor a history keeps in these tests.
+fn preemptor() -> classify_wasm::queue::Preemptor {
+    classify_wasm::queue::Preemptor {
+        uid: "5b1d".into(),
+        namespace: "team-b".into(),
+        workload: "wb".into(),
+        train_job: Some("llm-70b".into()),
+        priority: Some(1000),
+        cluster_queue: Some("gpu-cq".into()),
+    }
+}
+
+/// The file a server of schema version 1 wrote: its history table has no
+/// `preempted_by`.
+const SCHEMA_1: &str = "
+CREATE TABLE objects (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+    json TEXT NOT NULL, PRIMARY KEY (kind, namespace, name)) WITHOUT ROWID;
+CREATE TABLE pod_owners (pod_uid TEXT PRIMARY KEY, trainjob_uid TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE captured (trainjob_uid TEXT NOT NULL, pod_uid TEXT NOT NULL,
+    namespace TEXT NOT NULL, across_gap INTEGER NOT NULL, pod_json TEXT NOT NULL,
+    UNIQUE (trainjob_uid, pod_uid));
+CREATE TABLE history (kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
+    uid TEXT NOT NULL, gone_since INTEGER, changes TEXT NOT NULL,
+    PRIMARY KEY (kind, namespace, name, uid)) WITHOUT ROWID;
+INSERT INTO history VALUES ('TrainJob', 'team-a', 'llm', 'tj-1', NULL,
+    '[[100,\"pending\",\"none\",false]]');
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_file_of_schema_1_is_migrated_at_open_and_keeps_its_history() {
+    let dir = TempDir::new("migrate-1");
+    std::fs::create_dir_all(&dir.0).expect("dir");
+    {
+        let conn = rusqlite::Connection::open(dir.0.join(FILE_NAME)).expect("v1 file");
+        conn.execute_batch(SCHEMA_1).expect("v1 schema");
+    }
+    let key = HistoryKey {
+        kind: "TrainJob".into(),
+        namespace: "team-a".into(),
+        name: "llm".into(),
+        uid: "tj-1".into(),
+    };
+    {
+        let mut state = StateDir::open(&dir.0).expect("a v1 file opens");
+        let restored = state.load().expect("load");
+        assert_eq!(restored.unreadable, 0);
+        let [(restored_key, kept)] = restored.history.as_slice() else {
+            panic!("one history: {:?}", restored.history);
+        };
+        assert_eq!(restored_key, &key);
+        assert_eq!(kept.changes.len(), 1);
+        assert_eq!(kept.preempted_by, None);
+        // The migrated table takes a preemptor.
+        let mut with_preemptor = kept.clone();
+        with_preemptor.preempted_by = Some(preemptor());
+        state
+            .write(&[Op::PutHistory(key.clone(), with_preemptor)])
+            .expect("write after the migration");
+    }
+    let state = StateDir::open(&dir.0).expect("reopen at version 2");
+    let version: i64 = state
+        .conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("version");
+    assert_eq!(version, SCHEMA_VERSION);
+    let restored = state.load().expect("load");
+    assert_eq!(restored.history[0].1.preempted_by, Some(preemptor()));
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use classify_wasm::queue::board::{self, LocalQueueEntry, PendingEntry, QueuesPage};
 use classify_wasm::queue::line::{self, Unavailable};
-use classify_wasm::queue::{self, JobQueueFacts, Lookup, QueueFacts, QueueObjects};
+use classify_wasm::queue::{self, JobQueueFacts, Lookup, Preemptor, QueueFacts, QueueObjects};
 use classify_wasm::wire::QueuesFrame;
 use serde_json::Value;
 
@@ -166,6 +166,9 @@ pub struct Gathered {
     /// The Workload that preempted it, when its conditions name one that is
     /// stored, with its namespace.
     preemptor: Option<(String, String, Value)>,
+    /// What the job's history remembers of its last preemptor, for when its
+    /// Workload is no longer stored ([`Gathered::remember`]).
+    remembered: Option<Preemptor>,
 }
 
 /// The objects the queue facts of the TrainJob `name` in `namespace` read;
@@ -250,7 +253,18 @@ fn gather_one(
         local_queues: local_queues.clone(),
         cluster_queues: cluster_queues.clone(),
         preemptor,
+        remembered: None,
     })
+}
+
+/// The record of the Workload that preempted the TrainJob `name` in
+/// `namespace`, when the Workload it is linked to names one by UID and that
+/// preemptor is stored: what the hub keeps in the job's history.
+pub fn stored_preemptor(store: &Store, namespace: &str, name: &str) -> Option<Preemptor> {
+    let trainjob = store.get(ObjectKind::TrainJob, namespace, name)?;
+    let workloads = workloads_of(store, trainjob);
+    let uid = queue::preemptor_uid_of(queue::pick_workload(&workloads)?)?;
+    Some(Preemptor::of(&store.workload_by_uid(uid)?.value()))
 }
 
 /// What the caller may read beyond the TrainJob's own namespace.
@@ -311,9 +325,48 @@ impl QueueObjects for AsAllowed<'_> {
             _ => Lookup::NotFound,
         }
     }
+
+    fn remembered_preemptor(&self, uid: &str) -> Lookup<'_, Preemptor> {
+        match &self.gathered.remembered {
+            Some(p) if p.uid == uid => {
+                if p.namespace == self.gathered.namespace || self.allowed.preemptor_namespace {
+                    Lookup::Found(p)
+                } else {
+                    Lookup::NotReadable
+                }
+            }
+            _ => Lookup::NotFound,
+        }
+    }
 }
 
 impl Gathered {
+    /// The TrainJob's namespace, name and UID: its history's key.
+    pub fn trainjob_key(&self) -> (&str, &str, &str) {
+        let uid = self
+            .trainjob
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        (&self.namespace, &self.name, uid)
+    }
+
+    /// Hands it what the job's history remembers of its last preemptor,
+    /// said when that preemptor's Workload is no longer stored.
+    pub fn remember(&mut self, preemptor: Option<Preemptor>) {
+        self.remembered = preemptor;
+    }
+
+    /// The namespace of the preemptor its facts would name, stored or
+    /// remembered.
+    fn preemptor_namespace(&self) -> Option<&str> {
+        match (&self.preemptor, &self.remembered) {
+            (Some((namespace, _, _)), _) => Some(namespace),
+            (None, Some(p)) => Some(&p.namespace),
+            (None, None) => None,
+        }
+    }
+
     /// The queue facts as a caller with `allowed` may read them.
     pub fn facts(&self, allowed: Allowed) -> Option<QueueFacts> {
         let objects = AsAllowed {
@@ -347,8 +400,8 @@ impl Gathered {
             Some(name) if local_queue => auth.may_get_cluster_queue(token, identity, name).await?,
             _ => false,
         };
-        let preemptor_namespace = match &self.preemptor {
-            Some((namespace, _, _)) if *namespace != self.namespace => {
+        let preemptor_namespace = match self.preemptor_namespace() {
+            Some(namespace) if namespace != self.namespace => {
                 auth.may_see_namespace(token, identity, namespace, None, auth::Spend::Request)
                     .await?
             }
@@ -750,6 +803,54 @@ pub(crate) mod tests {
             .expect("facts");
         assert_eq!(
             hidden.preempted_by.as_deref(),
+            Some("preempted by a workload in another namespace")
+        );
+    }
+
+    #[test]
+    fn a_remembered_preemptor_is_named_only_where_the_caller_may_look() {
+        let preempted = json!({"status": {"conditions": [
+            {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "x"},
+            {"type": "Preempted", "status": "True", "reason": "InClusterQueue",
+             "message": "Preempted to accommodate a workload (UID: wb, JobUID: tjb) due to prioritization in the ClusterQueue"}]}});
+        let store = store_with("56", preempted);
+        let mut gathered = gather(&store, "team-a", "llm").expect("gathered");
+        assert_eq!(gathered.trainjob_key(), ("team-a", "llm", "tj1"));
+        let said = |g: &Gathered, allowed| g.facts(allowed).expect("facts").preempted_by;
+        assert_eq!(
+            said(&gathered, Allowed::ALL).as_deref(),
+            Some("preempted by a workload that is gone (UID wb)"),
+            "nothing stored and nothing remembered"
+        );
+        let remembered = Preemptor {
+            uid: "wb".into(),
+            namespace: "team-b".into(),
+            workload: "w-wb".into(),
+            train_job: Some("llm-70b".into()),
+            priority: Some(1000),
+            cluster_queue: Some("gpu-cq".into()),
+        };
+        gathered.remember(Some(Preemptor {
+            uid: "another".into(),
+            ..remembered.clone()
+        }));
+        assert_eq!(
+            said(&gathered, Allowed::ALL).as_deref(),
+            Some("preempted by a workload that is gone (UID wb)"),
+            "a remembered preemptor of another UID is not this one"
+        );
+        gathered.remember(Some(remembered));
+        assert_eq!(
+            said(&gathered, Allowed::ALL).as_deref(),
+            Some("preempted by team-b/llm-70b (priority 1000) in ClusterQueue gpu-cq; its Workload has since gone")
+        );
+        assert_eq!(gathered.preemptor_namespace(), Some("team-b"));
+        let hidden = Allowed {
+            preemptor_namespace: false,
+            ..Allowed::ALL
+        };
+        assert_eq!(
+            said(&gathered, hidden).as_deref(),
             Some("preempted by a workload in another namespace")
         );
     }

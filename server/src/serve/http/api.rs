@@ -188,12 +188,15 @@ async fn queue_facts(
     namespace: &str,
     name: &str,
 ) -> Result<Option<QueueFacts>, AppError> {
-    let Some(gathered) = state
+    let Some(mut gathered) = state
         .hub
         .with_store(|store| queues::gather(store, namespace, name))
     else {
         return Ok(None);
     };
+    state
+        .hub
+        .remember_preemptors(std::slice::from_mut(&mut gathered));
     let caller = caller
         .as_ref()
         .map(|Extension(c)| (c.token.expose(), &c.identity));

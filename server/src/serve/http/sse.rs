@@ -274,9 +274,10 @@ impl QueueFeed {
             let mut last: Option<String> = None;
             loop {
                 timer.tick().await;
-                let gathered = state.hub.with_store(|store| {
+                let mut gathered = state.hub.with_store(|store| {
                     queues::gather_namespace(store, &namespace, queues::FRAME_MAX_JOBS)
                 });
+                state.hub.remember_preemptors(&mut gathered.0);
                 let caller = caller.as_ref().map(|c| (c.token.expose(), &c.identity));
                 // A review that cannot be made now is asked again next tick;
                 // the page keeps the facts it has.

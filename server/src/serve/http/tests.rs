@@ -656,3 +656,87 @@ async fn find_and_inspect_carry_a_queued_trainjobs_queue_facts() {
         "nothing of the template's env: {body}"
     );
 }
+
+#[tokio::test]
+async fn a_preemptor_is_still_named_in_find_after_its_workload_is_gone() {
+    use crate::serve::projection::project;
+    use crate::serve::store::{EventBody, WatchEvent};
+    use std::time::Instant;
+
+    let hub = Hub::new(
+        Mode::Kueue,
+        Scope::Namespaces(vec!["team-a".into()]),
+        StoreLimits::default(),
+    );
+    let event = |kind: ObjectKind,
+                 body: fn(crate::serve::projection::StoredObject) -> EventBody,
+                 object: Value| {
+        WatchEvent {
+            kind,
+            scope: (kind != ObjectKind::ClusterQueue).then(|| "team-a".to_string()),
+            body: body(project(kind, &object).expect("stored")),
+            received: Instant::now(),
+        }
+    };
+    let preemptor = json!({"metadata": {"name": "w-big", "namespace": "team-a", "uid": "wb",
+            "ownerReferences": [{"kind": "TrainJob", "name": "llm-70b", "uid": "tjb"}]},
+        "spec": {"queueName": "main", "priority": 1000},
+        "status": {"admission": {"clusterQueue": "gpu-cq"}}});
+    hub.ingest(vec![
+        event(
+            ObjectKind::LocalQueue,
+            EventBody::Upserted,
+            json!({"metadata": {"name": "main", "namespace": "team-a"},
+                "spec": {"clusterQueue": "gpu-cq"}}),
+        ),
+        event(
+            ObjectKind::ClusterQueue,
+            EventBody::Upserted,
+            crate::serve::queues::tests::cluster_queue_value("56"),
+        ),
+        event(ObjectKind::Workload, EventBody::Upserted, preemptor.clone()),
+        event(
+            ObjectKind::TrainJob,
+            EventBody::Upserted,
+            json!({"metadata": {"name": "llm", "namespace": "team-a", "uid": "tj1"},
+                "spec": {"suspend": true}}),
+        ),
+        event(
+            ObjectKind::Workload,
+            EventBody::Upserted,
+            json!({"metadata": {"name": "w", "namespace": "team-a", "uid": "w1",
+                    "labels": {"kueue.x-k8s.io/job-uid": "tj1"}},
+                "spec": {"queueName": "main", "podSets": [{"name": "node", "count": 4,
+                    "template": {"spec": {"containers": [{"name": "node",
+                        "resources": {"requests": {"nvidia.com/gpu": "8"}}}]}}}]},
+                "status": {"conditions": [
+                    {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "x"},
+                    {"type": "Preempted", "status": "True", "reason": "InClusterQueue",
+                     "message": "Preempted to accommodate a workload (UID: wb, JobUID: tjb) due to prioritization in the ClusterQueue"}]}}),
+        ),
+    ]);
+    let (state, _tx) = state_of(hub, None);
+    let find = "/api/v1/namespaces/team-a/jobs/llm";
+    let preempted_by = |body: &str| {
+        let found: Value = serde_json::from_str(body).expect("json");
+        found[0]["queue"]["preemptedBy"].clone()
+    };
+    let (_, body) = call(app(state.clone()), find, None).await;
+    assert_eq!(
+        preempted_by(&body),
+        "preempted by team-a/llm-70b (priority 1000) in ClusterQueue gpu-cq",
+        "{body}"
+    );
+    state.hub.ingest(vec![event(
+        ObjectKind::Workload,
+        EventBody::Deleted,
+        preemptor,
+    )]);
+    let (status, body) = call(app(state), find, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        preempted_by(&body),
+        "preempted by team-a/llm-70b (priority 1000) in ClusterQueue gpu-cq; its Workload has since gone",
+        "the job's history remembers the preemptor: {body}"
+    );
+}
