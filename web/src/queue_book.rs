@@ -34,6 +34,9 @@ pub struct QueueBook {
     /// The server cut the frame at its bound.
     cut: bool,
     source: Source,
+    /// The frame's count of changes to the Queues page's boards: a book
+    /// that differs only by it still makes the Queues page ask again.
+    boards: u64,
 }
 
 /// The words the offline page shows where a place in line would be.
@@ -44,7 +47,10 @@ impl QueueBook {
     /// The book a `queues` frame holds (it replaces the book before).
     pub fn from_frame(text: &str) -> Result<QueueBook, serde_json::Error> {
         let frame = QueuesFrame::parse(text)?;
-        Ok(QueueBook::of(frame.jobs, frame.cut, Source::Live))
+        Ok(QueueBook {
+            boards: frame.boards,
+            ..QueueBook::of(frame.jobs, frame.cut, Source::Live)
+        })
     }
 
     /// The book of a dump's facts (`classify_wasm::queue::facts_in_snapshot`).
@@ -60,6 +66,7 @@ impl QueueBook {
                 .collect(),
             cut,
             source,
+            boards: 0,
         }
     }
 
@@ -149,7 +156,7 @@ mod tests {
     fn a_frame_fills_the_cell_and_the_section_with_the_engines_words() {
         let frame = QueuesFrame {
             jobs: jobs(),
-            cut: false,
+            ..QueuesFrame::default()
         };
         let book = QueueBook::from_frame(&frame.to_json()).expect("a frame");
         assert_eq!(book.source(), Source::Live);
@@ -172,6 +179,22 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_that_only_says_the_boards_changed_is_a_new_book() {
+        let frame = |boards| {
+            let frame = QueuesFrame {
+                jobs: jobs(),
+                boards,
+                ..QueuesFrame::default()
+            };
+            QueueBook::from_frame(&frame.to_json()).expect("a frame")
+        };
+        assert_eq!(frame(1), frame(1));
+        // The Queues page asks for its boards again on a new book.
+        assert_ne!(frame(1), frame(2));
+        assert_eq!(frame(2).section(&llm()), frame(1).section(&llm()));
+    }
+
+    #[test]
     fn offline_the_section_says_places_are_not_known_and_a_cut_frame_says_so() {
         let book = QueueBook::offline(jobs());
         let section = book.section(&llm());
@@ -184,6 +207,7 @@ mod tests {
         let cut = QueuesFrame {
             jobs: jobs(),
             cut: true,
+            ..QueuesFrame::default()
         };
         let book = QueueBook::from_frame(&cut.to_json()).expect("a frame");
         let past = book.section(&ItemKey::new("TrainJob", "team-a", "zeta"));

@@ -15,6 +15,16 @@ pub struct QueuesFrame {
     /// The server held more than its bound: `jobs` is the first of them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
+    /// How many times, since the stream began, the Queues page's boards
+    /// changed as the caller may see them (the namespace's LocalQueues and
+    /// the ClusterQueues they name): the page asks for them again when this
+    /// changes, even when no job's facts did. 0 while there is none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub boards: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl QueuesFrame {
@@ -45,13 +55,15 @@ mod tests {
            "metadata":{"name":"main","namespace":"team-a"},"spec":{"clusterQueue":"gpu-cq"}}]}"#;
         let jobs = facts_in_snapshot(dump, &Visibility::default()).expect("facts");
         assert_eq!(jobs.len(), 1);
-        for cut in [false, true] {
+        for (cut, boards) in [(false, 0), (true, 3)] {
             let frame = QueuesFrame {
                 jobs: jobs.clone(),
                 cut,
+                boards,
             };
             let text = frame.to_json();
             assert_eq!(text.contains("\"cut\""), cut);
+            assert_eq!(text.contains("\"boards\":3"), boards == 3);
             assert_eq!(QueuesFrame::parse(&text).expect("read back"), frame);
         }
         assert!(QueuesFrame::parse(r#"{"jobs":[{"name":"x"}]}"#).is_err());

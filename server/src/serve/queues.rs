@@ -487,7 +487,44 @@ pub async fn frame_for(
         }
         jobs.push(job);
     }
-    Ok(QueuesFrame { jobs, cut })
+    Ok(QueuesFrame {
+        jobs,
+        cut,
+        ..QueuesFrame::default()
+    })
+}
+
+/// What a stream's `queues` frames have said so far: the last frame sent,
+/// and the boards of its Queues page with how many times they changed. A
+/// pure step, so that what is sent when is tested without a stream.
+#[derive(Debug, Default)]
+pub struct FeedState {
+    last_sent: Option<String>,
+    boards: QueuesPage,
+    boards_changes: u64,
+}
+
+impl FeedState {
+    /// The text of the frame to send now, given this tick's `frame` and
+    /// `boards` ([`boards_for`]); `None` when it would say nothing new. A
+    /// namespace without queues sends nothing until it has some.
+    pub fn next(&mut self, mut frame: QueuesFrame, boards: QueuesPage) -> Option<String> {
+        if boards != self.boards {
+            self.boards = boards;
+            self.boards_changes += 1;
+        }
+        frame.boards = self.boards_changes;
+        let text = frame.to_json();
+        let unchanged = match &self.last_sent {
+            Some(sent) => *sent == text,
+            None => frame.jobs.is_empty() && !frame.cut && frame.boards == 0,
+        };
+        if unchanged {
+            return None;
+        }
+        self.last_sent = Some(text.clone());
+        Some(text)
+    }
 }
 
 /// The queue objects of a namespace, copied under the store's lock for
@@ -498,6 +535,18 @@ pub struct HeldQueues {
     cluster_queues: Arc<BTreeMap<String, Value>>,
     /// Workload name → TrainJob name.
     trainjobs: BTreeMap<String, String>,
+}
+
+/// What [`boards_for`] reads of `namespace`: its LocalQueues and every
+/// ClusterQueue, copied once; no TrainJob, as the boards name none.
+pub fn hold_boards(store: &Store, namespace: &str) -> HeldQueues {
+    let (local_queues, cluster_queues) = queues_seen_from(store, namespace);
+    HeldQueues {
+        namespace: namespace.to_string(),
+        local_queues,
+        cluster_queues,
+        trainjobs: BTreeMap::new(),
+    }
 }
 
 /// What [`queues_page`] reads of `namespace`: the queue objects, copied
@@ -535,6 +584,27 @@ pub async fn queues_page(
     auth: &Authenticator,
     caller: Option<(&str, &Identity)>,
 ) -> Result<QueuesPage, auth::Error> {
+    page_of(held, Some(positions), auth, caller).await
+}
+
+/// The Queues page of what [`hold_boards`] copied, as the caller may see
+/// it, without the pending lists: what a stream compares from one tick to
+/// the next to tell its page that the bars or counts moved.
+pub async fn boards_for(
+    held: HeldQueues,
+    auth: &Authenticator,
+    caller: Option<(&str, &Identity)>,
+) -> Result<QueuesPage, auth::Error> {
+    page_of(held, None, auth, caller).await
+}
+
+/// [`queues_page`], with each LocalQueue's line when `lines` is given.
+async fn page_of(
+    held: HeldQueues,
+    lines: Option<&Positions>,
+    auth: &Authenticator,
+    caller: Option<(&str, &Identity)>,
+) -> Result<QueuesPage, auth::Error> {
     let namespace = held.namespace.as_str();
     let mut page = QueuesPage::default();
     if let Some((token, identity)) = caller {
@@ -559,6 +629,10 @@ pub async fn queues_page(
             pending: Vec::new(),
             pending_cut: false,
             pending_unavailable: None,
+        };
+        let Some(positions) = lines else {
+            page.local_queues.push(entry);
+            continue;
         };
         let allowed = match caller {
             Some((token, identity)) => {
@@ -919,5 +993,48 @@ pub(crate) mod tests {
         assert!(table.apply(kind, &scope, EventBody::Forbidden));
         assert!(table.is_empty());
         assert_eq!(table.bytes(), 0, "every byte is given back");
+    }
+
+    /// The Queues page of a namespace with no pending job still moves live:
+    /// a stream's feed says its boards changed when only a ClusterQueue's
+    /// reservation did, and says nothing while nothing changes.
+    #[tokio::test]
+    async fn the_feed_says_the_boards_moved_when_only_a_cluster_queue_changed() {
+        let auth = Authenticator::new(auth::AuthConfig::default(), None);
+        let boards = |store: &Store| boards_for(hold_boards(store, "team-a"), &auth, None);
+        let mut said = FeedState::default();
+        let mut store = Store::new(StoreLimits::default());
+        // Without queues there is nothing to say.
+        let nothing = boards(&store).await.expect("boards");
+        assert_eq!(said.next(QueuesFrame::default(), nothing), None);
+        let upsert = |kind, scope, object| event(kind, scope, EventBody::Upserted(object));
+        store.apply(upsert(
+            ObjectKind::LocalQueue,
+            Some("team-a"),
+            local_queue("team-a", "main"),
+        ));
+        store.apply(upsert(ObjectKind::ClusterQueue, None, cluster_queue("8")));
+        let first = boards(&store).await.expect("boards");
+        assert_eq!(first.cluster_queues.len(), 1, "{first:?}");
+        let text = said
+            .next(QueuesFrame::default(), first.clone())
+            .expect("the queues appeared");
+        let frame = QueuesFrame::parse(&text).expect("a frame");
+        assert_eq!((frame.jobs.len(), frame.boards), (0, 1));
+        assert_eq!(said.next(QueuesFrame::default(), first.clone()), None);
+        // Quota is reserved by a job of another namespace: only the bars move.
+        store.apply(upsert(ObjectKind::ClusterQueue, None, cluster_queue("40")));
+        let moved = boards(&store).await.expect("boards");
+        assert_ne!(moved, first);
+        let text = said
+            .next(QueuesFrame::default(), moved.clone())
+            .expect("the bars moved");
+        assert_eq!(QueuesFrame::parse(&text).expect("a frame").boards, 2);
+        assert_eq!(said.next(QueuesFrame::default(), moved.clone()), None);
+        // The boards never carry a line: that is asked for with the page.
+        assert!(moved
+            .local_queues
+            .iter()
+            .all(|lq| lq.pending.is_empty() && lq.pending_unavailable.is_none()));
     }
 }

@@ -1,8 +1,9 @@
 //! The Queues page: the namespace's LocalQueues with their pending lists
 //! in order, and the ClusterQueues they name with a bar per flavor and
 //! resource. Its data is the server's (`GET …/queues`), asked for when the
-//! page opens and again whenever the stream's queue facts change; the
-//! words and lengths are the engine's (`classify_wasm::queue::board`).
+//! page opens and again whenever a `queues` frame says the facts or the
+//! boards changed; the words and lengths are the engine's
+//! (`classify_wasm::queue::board`).
 
 use std::sync::Arc;
 

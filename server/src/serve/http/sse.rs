@@ -271,11 +271,14 @@ impl QueueFeed {
         let task = tokio::spawn(async move {
             let mut timer = tokio::time::interval(QUEUE_FACTS_EVERY);
             timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut last: Option<String> = None;
+            let mut said = queues::FeedState::default();
             loop {
                 timer.tick().await;
-                let mut gathered = state.hub.with_store(|store| {
-                    queues::gather_namespace(store, &namespace, queues::FRAME_MAX_JOBS)
+                let (mut gathered, held) = state.hub.with_store(|store| {
+                    (
+                        queues::gather_namespace(store, &namespace, queues::FRAME_MAX_JOBS),
+                        queues::hold_boards(store, &namespace),
+                    )
                 });
                 state.hub.remember_preemptors(&mut gathered.0);
                 let caller = caller.as_ref().map(|c| (c.token.expose(), &c.identity));
@@ -286,20 +289,15 @@ impl QueueFeed {
                 else {
                     continue;
                 };
-                let text = frame.to_json();
-                // Without Kueue's queues there is nothing to say, and nothing
-                // was said.
-                let unchanged = match &last {
-                    Some(sent) => *sent == text,
-                    None => frame.jobs.is_empty() && !frame.cut,
-                };
-                if unchanged {
+                let Ok(boards) = queues::boards_for(held, &state.auth, caller).await else {
                     continue;
-                }
+                };
+                let Some(text) = said.next(frame, boards) else {
+                    continue;
+                };
                 if tx.send(encode_event(None, "queues", &text)).await.is_err() {
                     return;
                 }
-                last = Some(text);
             }
         });
         QueueFeed { frames, task }
