@@ -145,6 +145,19 @@ fn line_of(emu: &Emulator, cluster_queue: &str) -> Vec<(Value, String, String)> 
     line
 }
 
+/// The names of the Workloads waiting in the LocalQueue `namespace/name`,
+/// in the order its pending-workloads answer lists them.
+pub fn local_queue_line(emu: &Emulator, namespace: &str, name: &str) -> Vec<String> {
+    let Some(local_queue) = emu.get(Kind::LocalQueue, namespace, name) else {
+        return Vec::new();
+    };
+    line_of(emu, text(&local_queue, "/spec/clusterQueue"))
+        .into_iter()
+        .filter(|(_, ns, lq)| ns == namespace && lq == name)
+        .map(|(wl, ..)| text(&wl, "/metadata/name").to_string())
+        .collect()
+}
+
 fn param(params: &[(String, String)], name: &str) -> Result<Option<usize>, String> {
     match params.iter().find(|(k, _)| k == name) {
         None => Ok(None),

@@ -450,3 +450,67 @@ fn the_queue_moves_within_its_quota() {
     );
     assert!(borrowed_at_some_point, "no job borrowed from the cohort");
 }
+
+/// The preemption story is Kueue's: the Workload it evicts names, by UID, a
+/// Workload of the same LocalQueue with a higher priority, which is there
+/// to be resolved when the eviction is written.
+#[test]
+fn a_preempted_workload_names_a_preemptor_of_higher_priority() {
+    let emu = Emulator::new(config(true));
+    let mut sc = scenario::populate(&emu, scenario_config(true, 5));
+    let mut named = 0;
+    for _ in 0..120 {
+        sc.step(&emu);
+        let workloads = emu.list(Kind::Workload, None);
+        for w in &workloads {
+            let Some(c) = cond(w, "Preempted").filter(|c| c["status"] == "True") else {
+                continue;
+            };
+            let words = c["message"].as_str().unwrap();
+            let uid = words
+                .split_once("(UID: ")
+                .and_then(|(_, rest)| rest.split_once(')'))
+                .map(|(uid, _)| uid)
+                .unwrap_or_else(|| panic!("no preemptor UID in {words:?}"));
+            let Some(preemptor) = workloads.iter().find(|p| p["metadata"]["uid"] == uid) else {
+                // The preemptor may have finished and gone since.
+                continue;
+            };
+            assert!(
+                preemptor["spec"]["priority"].as_i64() > w["spec"]["priority"].as_i64(),
+                "{} preempted by a Workload of no higher priority",
+                w["metadata"]["name"]
+            );
+            assert_eq!(preemptor["spec"]["queueName"], w["spec"]["queueName"]);
+            named += 1;
+        }
+    }
+    assert!(named > 0, "no Workload was preempted by one still there");
+}
+
+/// A still demo moves on when asked until a LocalQueue's line changes: the
+/// pending-workloads answer then differs from before.
+#[test]
+fn a_still_demo_moves_on_until_the_line_moves() {
+    use emulator::visibility::local_queue_line;
+    let emu = Emulator::new(config(true));
+    let mut sc = scenario::populate(&emu, scenario_config(true, 7));
+    for _ in 0..60 {
+        sc.step(&emu);
+    }
+    for _ in 0..5 {
+        let before = local_queue_line(&emu, "team-a", scenario::queues::LOCAL_QUEUE);
+        let rv = emu.resource_version();
+        let steps = sc
+            .step_until_the_line_moves(&emu, "team-a", 200)
+            .expect("the line moved within 200 steps");
+        assert!(steps >= 1);
+        assert!(emu.resource_version() > rv, "the cluster moved");
+        let after = local_queue_line(&emu, "team-a", scenario::queues::LOCAL_QUEUE);
+        assert_ne!(before, after, "after {steps} steps");
+    }
+    // Without Kueue there is no line to move: it says so after its bound.
+    let plain = Emulator::new(config(false));
+    let mut sc = scenario::populate(&plain, scenario_config(false, 7));
+    assert_eq!(sc.step_until_the_line_moves(&plain, "team-a", 10), None);
+}

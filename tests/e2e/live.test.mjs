@@ -210,6 +210,121 @@ test('a still cluster: the server goes away and comes back; the page reconnects 
   await ui.close();
 });
 
+async function until(what, check, ms = 45_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await check();
+    if (got) return got;
+    if (Date.now() > end) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+test('a still cluster under Kueue, moved on by SIGUSR1: places in line change live, and a job blocked on quota agrees in the table, the explanation and the Queues page', { timeout: 240_000 }, async () => {
+  // A still cluster of its own, so that moving it changes nothing the other
+  // tests read. Each SIGUSR1 plays steps until team-a's line changes, and the
+  // cluster stands still again: what the page must show is then fixed.
+  const moving = await startServer(STILL);
+  const ns = 'team-a';
+  const api = (path) => fetch(`${moving.url}/api/v1/namespaces/${ns}/${path}`).then((r) => r.json());
+  const lineNow = async () => (await api('queues')).localQueues.flatMap((lq) => lq.pending);
+  const moved = () => (moving.log().match(/moved on until its line changed/g) ?? []).length;
+  try {
+    const ui = await uiFor(moving.url);
+    const page = await browser.context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${ui.url}/?ns=${ns}`);
+    await page.waitForSelector(rows, { timeout: 30_000 });
+    const queuesPage = await browser.context.newPage();
+    const queuesErrors = watchErrors(queuesPage);
+    await queuesPage.goto(`${ui.url}/queues?ns=${ns}`);
+    await queuesPage.waitForSelector('#queues-page .local-queue', { timeout: 30_000 });
+
+    /** Each TrainJob row's queue hover (null without one), by key. */
+    const cells = () => page.locator(`${rows}[data-key^="TrainJob/${ns}/"]`).evaluateAll((trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.dataset.key, tr.querySelector('td.queue')?.getAttribute('title') ?? null])));
+    /** Find's facts of the TrainJob `name`, and the hover they make. */
+    const found = async (name) => {
+      const tr = page.locator(`${rows}[data-key="TrainJob/${ns}/${name}"]`);
+      // A row the stream has not brought yet cannot agree.
+      if ((await tr.count()) === 0) return { queue: undefined, title: undefined };
+      const job = await tr.locator('td.job').textContent();
+      const queue = (await api(`jobs/${encodeURIComponent(job)}`)).find((o) => o.object.kind === 'TrainJob' && o.object.name === name)?.queue;
+      const shown = queue && !['admitted', 'finished'].includes(queue.wait);
+      return { queue, title: shown ? queue.sentence + (queue.position ? `; ${queue.position.sentence}` : '') : null };
+    };
+    /** Whether every TrainJob of `names` shows what Find says of it. */
+    const agree = async (names) => {
+      const shown = await cells();
+      for (const name of names) {
+        if (shown[`TrainJob/${ns}/${name}`] !== (await found(name)).title) return false;
+      }
+      return true;
+    };
+    const pendingOnPage = () => queuesPage.locator('#queues-page .local-queue ol.pending li')
+      .evaluateAll((lis) => lis.map((li) => li.dataset.workload));
+
+    let line = await lineNow();
+    await until('the table agrees with Find before the move', () => agree(line.map((p) => p.trainJob).filter(Boolean)));
+    let blocked;
+    for (let move = 1; move <= 6 && !blocked; move++) {
+      const before = await cells();
+      const count = moved();
+      moving.child.kill('SIGUSR1');
+      await until(`the server logs move ${move}`, () => moved() > count);
+      // The server reads the line again within 5 s.
+      const next = await until(`the line changes at move ${move}`, async () => {
+        const now = await lineNow();
+        return JSON.stringify(now) !== JSON.stringify(line) && now;
+      });
+      const names = [...new Set([...line, ...next].map((p) => p.trainJob).filter(Boolean))];
+      line = next;
+      await until(`the table agrees with Find after move ${move}`, () => agree(names));
+      assert.notDeepEqual(await cells(), before, `a place in line changed on the page at move ${move}`);
+      await until(`the Queues page shows the line of move ${move}`, async () =>
+        JSON.stringify(await pendingOnPage()) === JSON.stringify(line.map((p) => p.workload)));
+      for (const p of line.filter((p) => p.trainJob)) {
+        const { queue } = await found(p.trainJob);
+        if (queue?.wait === 'quota') blocked = { entry: p, queue };
+      }
+    }
+    assert.ok(blocked, 'within 6 moves of seed 7, a job of team-a waits for quota');
+
+    // The job blocked on quota: the same place and the same resource everywhere.
+    const { entry, queue } = blocked;
+    const short = queue.room.find((r) => !r.fits);
+    assert.ok(short, `a resource blocks: ${JSON.stringify(queue.room)}`);
+    assert.match(queue.sentence, new RegExp(`needs ${short.ask} ${short.resource.replace(/\./g, '\\.')}`));
+    assert.equal(queue.position.inLocalQueue, entry.inLocalQueue);
+    assert.equal(queue.position.inClusterQueue, entry.inClusterQueue);
+    const row = page.locator(`${rows}[data-key="TrainJob/${ns}/${entry.trainJob}"]`);
+    assert.match(await row.locator('td.queue').textContent(), new RegExp(`^\\d+(st|nd|rd|th) of ${queue.position.of}`));
+    // The Queues page: the job at its place, and the bar of the resource that
+    // blocks it with the reservation the sentence gives.
+    const item = queuesPage.locator('#queues-page .local-queue ol.pending li').nth(entry.inLocalQueue - 1);
+    assert.equal(await item.getAttribute('data-workload'), entry.workload);
+    assert.equal((await item.locator('button.open').textContent()).trim(), entry.trainJob);
+    await until('the Queues page bar has the reservation Find gives', async () => {
+      const bar = queuesPage.locator(`#queues-page .cluster-queue .qbar[data-flavor="${short.flavor}"][data-resource="${short.resource}"]`);
+      return (await bar.count()) === 1 && (await bar.getAttribute('title')).startsWith(
+        `${short.flavor} ${short.resource}: ${short.reserved} of ${short.nominal} reserved`);
+    });
+    await shot(queuesPage, 'live-queues-blocked');
+    // The explanation says the same, in the CLI's lines.
+    await row.locator('button.open').click();
+    await page.waitForSelector('#queue .queue-lines li');
+    const lines = await page.locator('#queue .queue-lines li').allTextContents();
+    assert.deepEqual(lines.slice(1, 4), [`wait: ${queue.wait}`, queue.sentence, queue.position.sentence]);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(queuesErrors, []);
+    await page.close();
+    await queuesPage.close();
+    await ui.close();
+  } finally {
+    await moving.stop();
+  }
+});
+
 test('a living cluster: a row changes state while the page is open, and is marked', { timeout: 150_000 }, async () => {
   const living = await startServer(['--demo-pace-ms', '200']);
   try {

@@ -348,6 +348,26 @@ impl Scenario {
         self.sync_queues(emu);
     }
 
+    /// Steps until the line of `namespace`'s LocalQueue changes (a Workload
+    /// joins, leaves or moves), at most `max_steps` times: the steps taken,
+    /// or `None` when it did not change. A still demo moves on by this, so
+    /// that a test or a screenshot sees a queue move when it asks for it.
+    pub fn step_until_the_line_moves(
+        &mut self,
+        emu: &Emulator,
+        namespace: &str,
+        max_steps: usize,
+    ) -> Option<usize> {
+        let line = |emu: &Emulator| {
+            crate::visibility::local_queue_line(emu, namespace, queues::LOCAL_QUEUE)
+        };
+        let before = line(emu);
+        (1..=max_steps).find(|_| {
+            self.step(emu);
+            line(emu) != before
+        })
+    }
+
     /// Steps every `config.pace` until `shutdown` completes.
     pub async fn run(mut self, emu: Emulator, shutdown: impl Future<Output = ()>) {
         let mut shutdown = std::pin::pin!(shutdown);

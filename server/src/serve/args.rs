@@ -206,7 +206,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 0)]
     pub demo_warmup_steps: u64,
     /// Embedded cluster: stand still after the warm-up, so nothing changes
-    /// by itself (for screenshots, demos to a room, and tests).
+    /// by itself (for screenshots, demos to a room, and tests). SIGUSR1
+    /// moves it on until the first namespace's queue line changes.
     #[arg(long)]
     pub demo_still: bool,
     /// Embedded cluster: people its TokenReviews and SubjectAccessReviews

@@ -70,6 +70,53 @@ async fn wait_for_signal() {
     }
 }
 
+/// The most steps one SIGUSR1 plays on a still demo: enough for any line of
+/// the demo to move, few enough that a demo without Kueue answers at once.
+const MOVE_ON_MAX_STEPS: usize = 200;
+
+/// A still demo's scenario: on each SIGUSR1 it plays steps until the line of
+/// `namespace`'s LocalQueue changes, then stands still again. A test or a
+/// screenshot makes a queue move exactly when it is ready to see it, instead
+/// of racing a living demo.
+async fn move_on_request(
+    mut scenario: emulator::scenario::Scenario,
+    emu: emulator::Emulator,
+    namespace: String,
+    stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    #[cfg(unix)]
+    {
+        let Ok(mut signal) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+        else {
+            return;
+        };
+        let mut stopped = std::pin::pin!(stopped);
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return,
+                Some(()) = signal.recv() => {
+                    match scenario.step_until_the_line_moves(&emu, &namespace, MOVE_ON_MAX_STEPS) {
+                        Some(steps) => tracing::info!(
+                            steps, namespace = %namespace,
+                            "the embedded cluster moved on until its line changed (SIGUSR1)"
+                        ),
+                        None => tracing::info!(
+                            steps = MOVE_ON_MAX_STEPS, namespace = %namespace,
+                            "the embedded cluster moved on; its line did not change (SIGUSR1)"
+                        ),
+                    }
+                }
+                else => return,
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (scenario, emu, namespace, stopped.await);
+    }
+}
+
 /// The embedded cluster while it runs, and how to stop its scenario.
 type Embedded = (emulator::RunningEmulator, tokio::sync::oneshot::Sender<()>);
 
@@ -310,8 +357,11 @@ async fn start_embedded(
     if args.demo_still {
         tracing::info!(
             steps = args.demo_warmup_steps,
-            "the embedded cluster stands still (--demo-still)"
+            "the embedded cluster stands still (--demo-still); SIGUSR1 moves it on \
+             until the line of the first namespace's LocalQueue changes"
         );
+        let first = namespaces.first().cloned().unwrap_or_default();
+        tokio::spawn(move_on_request(scenario, emu, first, stopped));
     } else {
         tokio::spawn(scenario.run(emu, async move {
             let _ = stopped.await;
