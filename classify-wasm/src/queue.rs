@@ -387,8 +387,22 @@ pub fn facts(
         .collect();
     let verdict = cluster.verdict(&pending.asks);
     out.room = verdict.rows.iter().map(Row::room).collect();
-    let (wait, sentence) = match (verdict.wait, pending.reason.as_deref()) {
-        (Wait::NeverFits, _) => (Wait::NeverFits, verdict.sentence),
+    let (wait, sentence) = typed_wait(verdict.wait, verdict.sentence, &pending, cq_name);
+    Some(out.with(wait, sentence))
+}
+
+/// What a Workload that reached its ClusterQueue waits for: the arithmetic's
+/// `wait` and `sentence`, unless Kueue's `QuotaReserved=False` reason types
+/// the wait otherwise (Kueue 0.19 and later). Never fitting by either is
+/// said as such.
+fn typed_wait(
+    wait: Wait,
+    sentence: String,
+    pending: &PendingWorkload,
+    cq_name: &str,
+) -> (Wait, String) {
+    match (wait, pending.reason.as_deref()) {
+        (Wait::NeverFits, _) => (Wait::NeverFits, sentence),
         (_, Some("ExceedsMaxQuota")) => (
             Wait::NeverFits,
             format!(
@@ -418,9 +432,8 @@ pub fn facts(
             Wait::Misconfigured,
             format!("misconfigured: {}", pending.words_or("Misconfigured")),
         ),
-        (wait, _) => (wait, verdict.sentence),
-    };
-    Some(out.with(wait, sentence))
+        (wait, _) => (wait, sentence),
+    }
 }
 
 impl QueueFacts {
