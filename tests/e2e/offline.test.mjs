@@ -2,7 +2,10 @@
 // with no request; bad input shows its line and column.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { href, launch, watchErrors, serveDist, cases, shot } from './helpers.mjs';
 
 /** One of the engine's own golden cases (classify-wasm/cases). */
@@ -157,6 +160,54 @@ test('queues: a dump with Kueue queues shows the CLI\'s queue facts, and says pl
   assert.match(shown.at(-1), /not available offline/);
   await shot(page, 'offline-queue');
   assert.deepEqual(requests, []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a picked dump is classified without its text in the textarea, shown on request; one past the limit is refused before reading', async () => {
+  const { page, errors, requests } = await openOffline();
+  const dumps = new URL('../../../shared/dumps/', import.meta.url);
+  const path = fileURLToPath(new URL('kueue-list.yaml', dumps));
+  const expected = JSON.parse(readFileSync(new URL('kueue-list.expected.json', dumps), 'utf8'));
+  await page.setInputFiles('#file', path);
+  await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, expected.length);
+  for (const o of expected) {
+    const row = page.locator(`table.obs tbody tr[data-key="${o.object.kind}/${o.object.namespace}/${o.object.name}"]`);
+    assert.equal(await row.getAttribute('data-state'), o.state);
+    assert.equal(await row.getAttribute('data-cause'), o.cause.kind);
+  }
+  // The name and size stand in for the text, which Chromium never lays out.
+  const size = statSync(path).size;
+  const label = (await page.locator('#picked-name').textContent()).trim();
+  assert.ok(label.startsWith('kueue-list.yaml ('), label);
+  assert.match(label, size < 1024 ? new RegExp(`\\(${size} bytes\\)`) : /\(\d+\.\d (KiB|MiB)\)/);
+  assert.equal(await page.inputValue('#input'), '');
+  assert.equal(await page.locator('#input').isHidden(), true);
+  await shot(page, 'offline-picked');
+  // On request the text is shown, and is then the input, classified the same.
+  await page.click('#show-text');
+  assert.equal(await page.inputValue('#input'), readFileSync(path, 'utf8'));
+  assert.equal(await page.locator('#picked').count(), 0);
+  await page.click('#classify');
+  await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, expected.length);
+
+  // A sparse file past the limit costs no disk, and is refused by its size.
+  const dir = mkdtempSync(join(tmpdir(), 'dd-big-'));
+  const big = join(dir, 'big.yaml');
+  try {
+    writeFileSync(big, '');
+    truncateSync(big, 300 * 1024 * 1024);
+    await page.setInputFiles('#file', big);
+    const refused = await page.locator('#file-error').textContent();
+    assert.match(refused, /^big\.yaml is 300\.0 MiB, more than the 256\.0 MiB this page can classify/);
+    assert.match(refused, /dispatch-dash classify big\.yaml/);
+    // Nothing of it was classified: the page shows no rows.
+    assert.equal(await page.locator('table.obs tbody tr').count(), 0);
+    await shot(page, 'offline-refused');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(requests, [], 'the offline page makes no request');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -6,7 +6,8 @@
 //! `timeline::Layout`, `session::AuthState`,
 //! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
 //! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`,
-//! `queue_book::QueueBook`, `queues_view::QueuesView`) with
+//! `queue_book::QueueBook`, `queues_view::QueuesView`,
+//! `dump_file::PickedFile`) with
 //! methods, tested natively;
 //! `ui` holds the Leptos components.
 
@@ -24,6 +25,7 @@
     )
 )]
 
+pub mod dump_file;
 pub mod history;
 pub mod namespace_access;
 pub mod notices;

@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 use super::explain::ExplainView;
 use super::table::{Bar, Counts, Filters, Table};
 use super::Nav;
+use crate::dump_file::{self, PickedFile};
 use crate::history::HistoryView;
 use crate::queue_book::QueueBook;
 use crate::store::{AttemptsSummary, Header, ItemKey, Row, Store};
@@ -93,29 +94,57 @@ pub fn error_text(e: &InputError) -> String {
 pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let nav = expect_context::<Nav>();
     let text = RwSignal::new(String::new());
+    // A picked or dropped file's text, kept out of the textarea.
+    let file: RwSignal<Option<PickedFile>> = RwSignal::new(None);
+    let file_error: RwSignal<Option<String>> = RwSignal::new(None);
     let mode = RwSignal::new("auto".to_string());
     let nodes = RwSignal::new("auto".to_string());
     let result: RwSignal<Option<Result<Classified, String>>> = RwSignal::new(None);
     let dragging = RwSignal::new(false);
 
     let run = move || {
-        let input = text.get_untracked();
-        if input.trim().is_empty() {
+        let header = overrides(&mode.get_untracked(), &nodes.get_untracked());
+        let classified = match file.with_untracked(|f| f.as_ref().map(|f| f.text.clone())) {
+            Some(picked) => classify_input(&picked, header),
+            None => {
+                let input = text.get_untracked();
+                if input.trim().is_empty() {
+                    result.set(None);
+                    return;
+                }
+                classify_input(&input, header)
+            }
+        };
+        result.set(Some(classified.map_err(|e| error_text(&e))));
+    };
+    let read_file = move |picked: web_sys::File| {
+        let name = picked.name();
+        let size = dump_file::size_of(picked.size());
+        // Refused before a byte is read: reading it could crash the tab.
+        if let Err(refused) = dump_file::admit(&name, size) {
+            file.set(None);
             result.set(None);
+            file_error.set(Some(refused));
             return;
         }
-        let header = overrides(&mode.get_untracked(), &nodes.get_untracked());
-        result.set(Some(
-            classify_input(&input, header).map_err(|e| error_text(&e)),
-        ));
-    };
-    let read_file = move |file: web_sys::File| {
+        file_error.set(None);
         leptos::task::spawn_local(async move {
-            if let Ok(v) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
-                text.set(v.as_string().unwrap_or_default());
-                run();
+            match wasm_bindgen_futures::JsFuture::from(picked.text()).await {
+                Ok(v) => {
+                    let text: Arc<str> = Arc::from(v.as_string().unwrap_or_default());
+                    file.set(Some(PickedFile { name, size, text }));
+                    run();
+                }
+                Err(_) => file_error.set(Some(format!("{name} could not be read"))),
             }
         });
+    };
+    // Shows a picked file's text in the textarea, which then is the input.
+    let show_text = move |_| {
+        if let Some(picked) = file.get_untracked() {
+            text.set(picked.text.to_string());
+            file.set(None);
+        }
     };
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
@@ -237,7 +266,16 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 <label for="input">"A "<code>"kubectl get trainjobs,jobsets,workloads,pods,nodes -o yaml"</code>" (or "<code>"-o json"</code>") dump, or a downloaded snapshot — paste it, drop a file here, or "
                     <input type="file" id="file" accept=".json,.yaml,.yml,.txt,application/json" on:change=on_pick />
                 </label>
+                {move || file_error.get().map(|why| view! { <p class="error" id="file-error" role="alert">{why}</p> })}
+                {move || file.with(|f| f.as_ref().map(PickedFile::label)).map(|label| view! {
+                    <p class="picked" id="picked">
+                        "Classifying the file "<strong id="picked-name">{label}</strong>
+                        " (its text is not shown, which keeps a large dump quick). "
+                        <button class="link" id="show-text" on:click=show_text>"Show the text"</button>
+                    </p>
+                })}
                 <textarea id="input" rows="12" spellcheck="false" placeholder="apiVersion: v1\nkind: List\nitems: ..."
+                    hidden=move || file.with(Option::is_some)
                     prop:value=move || text.get()
                     on:input=move |ev| text.set(event_target_value(&ev))></textarea>
             </div>
