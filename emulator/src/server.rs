@@ -148,17 +148,7 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         return crate::visibility::answer(&emu, &pending, &params);
     }
     match route(&path) {
-        Route::Version => ok(&json!({
-            "major": "1",
-            "minor": "33",
-            "gitVersion": "v1.33.0-dispatch-emulator",
-            "gitCommit": "0000000000000000000000000000000000000000",
-            "gitTreeState": "clean",
-            "buildDate": "2026-01-01T00:00:00Z",
-            "goVersion": "go1.24.0",
-            "compiler": "gc",
-            "platform": "linux/amd64",
-        })),
+        Route::Version => ok(&version_info()),
         Route::CoreVersions => ok(&json!({
             "kind": "APIVersions",
             "versions": ["v1"],
@@ -178,33 +168,7 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
             }
             None => not_found_path(&path),
         },
-        Route::ResourceList(g, v) => {
-            let mut resources: Vec<Value> = Kind::ALL
-                .into_iter()
-                .filter(|k| k.group() == g && emu.serves_version(*k, &v))
-                .map(|k| k.api_resource())
-                .collect();
-            for (group, version, reviews) in crate::review::discovery() {
-                if group == g && version == v {
-                    resources.extend(reviews);
-                }
-            }
-            if g == crate::visibility::GROUP
-                && crate::visibility::served_versions(&emu).contains(&v.as_str())
-            {
-                resources.extend(crate::visibility::resources());
-            }
-            if resources.is_empty() {
-                return not_found_path(&path);
-            }
-            let gv = if g.is_empty() { v } else { format!("{g}/{v}") };
-            ok(&json!({
-                "kind": "APIResourceList",
-                "apiVersion": "v1",
-                "groupVersion": gv,
-                "resources": resources,
-            }))
-        }
+        Route::ResourceList(g, v) => resource_list(&emu, &g, v, &path),
         Route::Resource {
             kind,
             version,
@@ -236,6 +200,52 @@ async fn handle(State(state): State<ServerState>, req: Request) -> Response {
         }
         Route::NotFound => not_found_path(&path),
     }
+}
+
+/// The `APIResourceList` of group `g` at version `v`: the kinds, reviews
+/// and visibility resources served there; a 404 when there is none.
+fn resource_list(emu: &Emulator, g: &str, v: String, path: &str) -> Response {
+    let mut resources: Vec<Value> = Kind::ALL
+        .into_iter()
+        .filter(|k| k.group() == g && emu.serves_version(*k, &v))
+        .map(|k| k.api_resource())
+        .collect();
+    for (group, version, reviews) in crate::review::discovery() {
+        if group == g && version == v {
+            resources.extend(reviews);
+        }
+    }
+    if g == crate::visibility::GROUP
+        && crate::visibility::served_versions(emu).contains(&v.as_str())
+    {
+        resources.extend(crate::visibility::resources());
+    }
+    if resources.is_empty() {
+        return not_found_path(path);
+    }
+    let gv = if g.is_empty() { v } else { format!("{g}/{v}") };
+    ok(&json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv,
+        "resources": resources,
+    }))
+}
+
+/// What `/version` answers: a cluster of the Kubernetes version the
+/// emulator's wire format follows.
+fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": "33",
+        "gitVersion": "v1.33.0-dispatch-emulator",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.24.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    })
 }
 
 /// A review is created (POST) and answered; nothing is stored.
