@@ -6,6 +6,10 @@
 # something is broken, never for a missed goal.
 # Builds the web UI (dist/) and the server (release), like test-e2e.sh.
 #   ./scripts/bench-web.sh [--rounds N]
+#   ./scripts/bench-web.sh --offline [--rounds N]
+# --offline: the offline page instead, a 68 MB dump picked against the
+# native CLI on the same file (tests/e2e/bench/offline.mjs); the dump is
+# written by the CLI bench's generator and removed afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -14,4 +18,12 @@ cd "$(dirname "$0")/.."
 npm_ci_if_stale tests/e2e
 ./scripts/build-web.sh >/dev/null
 RUST_BACKTRACE=0 cargo build -p dispatch-dash --release
-node tests/e2e/bench/budgets.mjs "$@"
+if [[ "${1:-}" == "--offline" ]]; then
+  shift
+  dump="$(mktemp -d)/dump.json"
+  trap 'rm -rf "$(dirname "$dump")"' EXIT
+  CLI_BENCH_WRITE_ONLY="$dump" cargo bench -p dispatch-dash --bench cli
+  node tests/e2e/bench/offline.mjs "$dump" "$@"
+else
+  node tests/e2e/bench/budgets.mjs "$@"
+fi

@@ -260,6 +260,20 @@ fn measure(dump: &Path, jq: &Path) -> Result<(), String> {
 
 fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; there is nothing to filter.
+    // `CLI_BENCH_WRITE_ONLY=PATH` writes the dump there and stops: the
+    // offline page's benchmark (tests/e2e/bench/offline.mjs) picks it.
+    if let Some(path) = std::env::var_os("CLI_BENCH_WRITE_ONLY").map(PathBuf::from) {
+        return match write_dump(&path) {
+            Ok(bytes) => {
+                println!("wrote {} ({bytes} bytes)", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("cli bench: writing {}: {e}", path.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some(jq) = find_jq() else {
         eprintln!(
             "cli bench: jq is not installed (not on PATH nor /usr/bin/jq): nothing to compare with"
