@@ -100,9 +100,13 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let mode = RwSignal::new("auto".to_string());
     let nodes = RwSignal::new("auto".to_string());
     let result: RwSignal<Option<Result<Classified, String>>> = RwSignal::new(None);
-    let dragging = RwSignal::new(false);
+    let input = DumpSource {
+        text,
+        file,
+        file_error,
+    };
 
-    let run = move || {
+    let run = Callback::new(move |()| {
         let header = overrides(&mode.get_untracked(), &nodes.get_untracked());
         let classified = match file.with_untracked(|f| f.as_ref().map(|f| f.text.clone())) {
             Some(picked) => classify_input(&picked, header),
@@ -116,8 +120,8 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             }
         };
         result.set(Some(classified.map_err(|e| error_text(&e))));
-    };
-    let read_file = move |picked: web_sys::File| {
+    });
+    let read_file = Callback::new(move |picked: web_sys::File| {
         let name = picked.name();
         let size = dump_file::size_of(picked.size());
         // Refused before a byte is read: reading it could crash the tab.
@@ -133,38 +137,12 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
                 Ok(v) => {
                     let text: Arc<str> = Arc::from(v.as_string().unwrap_or_default());
                     file.set(Some(PickedFile { name, size, text }));
-                    run();
+                    run.run(());
                 }
                 Err(_) => file_error.set(Some(format!("{name} could not be read"))),
             }
         });
-    };
-    // Shows a picked file's text in the textarea, which then is the input.
-    let show_text = move |_| {
-        if let Some(picked) = file.get_untracked() {
-            text.set(picked.text.to_string());
-            file.set(None);
-        }
-    };
-    let on_drop = move |ev: web_sys::DragEvent| {
-        ev.prevent_default();
-        dragging.set(false);
-        if let Some(file) = ev
-            .data_transfer()
-            .and_then(|d| d.files())
-            .and_then(|f| f.get(0))
-        {
-            read_file(file);
-        }
-    };
-    let on_pick = move |ev: web_sys::Event| {
-        let input = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
-        if let Some(file) = input.and_then(|i| i.files()).and_then(|f| f.get(0)) {
-            read_file(file);
-        }
-    };
+    });
 
     let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
     let rows = Memo::new(move |_| {
@@ -259,50 +237,119 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             <p class="privacy" id="privacy">
                 "Classified entirely in this browser: nothing you paste or drop is uploaded or sent anywhere."
             </p>
-            <div class="drop" class:dragging=move || dragging.get()
-                on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); dragging.set(true); }
-                on:dragleave=move |_| dragging.set(false)
-                on:drop=on_drop>
-                <label for="input">"A "<code>"kubectl get trainjobs,jobsets,workloads,pods,nodes -o yaml"</code>" (or "<code>"-o json"</code>") dump, or a downloaded snapshot — paste it, drop a file here, or "
-                    <input type="file" id="file" accept=".json,.yaml,.yml,.txt,application/json" on:change=on_pick />
-                </label>
-                {move || file_error.get().map(|why| view! { <p class="error" id="file-error" role="alert">{why}</p> })}
-                {move || file.with(|f| f.as_ref().map(PickedFile::label)).map(|label| view! {
-                    <p class="picked" id="picked">
-                        "Classifying the file "<strong id="picked-name">{label}</strong>
-                        " (its text is not shown, which keeps a large dump quick). "
-                        <button class="link" id="show-text" on:click=show_text>"Show the text"</button>
-                    </p>
-                })}
-                <textarea id="input" rows="12" spellcheck="false" placeholder="apiVersion: v1\nkind: List\nitems: ..."
-                    hidden=move || file.with(Option::is_some)
-                    prop:value=move || text.get()
-                    on:input=move |ev| text.set(event_target_value(&ev))></textarea>
-            </div>
-            <div class="overrides">
-                <label>"Mode "
-                    <select id="mode" on:change=move |ev| { mode.set(event_target_value(&ev)); if result.with_untracked(Option::is_some) { run() } }>
-                        <option value="auto">"as the input says"</option>
-                        <option value="plain">"plain"</option>
-                        <option value="kueue">"kueue"</option>
-                    </select>
-                </label>
-                <label>"Nodes readable "
-                    <select id="nodes" on:change=move |ev| { nodes.set(event_target_value(&ev)); if result.with_untracked(Option::is_some) { run() } }>
-                        <option value="auto">"as the input says"</option>
-                        <option value="yes">"yes"</option>
-                        <option value="no">"no"</option>
-                    </select>
-                </label>
-                <button id="classify" class="primary" on:click=move |_| run()>"Classify"</button>
-                <button id="download" disabled=move || !result.with(|r| matches!(r, Some(Ok(c)) if c.store.is_some()))
-                    on:click=move |_| {
-                        let text = result.with_untracked(|r| match r { Some(Ok(c)) => c.store.as_ref().map(Store::snapshot_json), _ => None });
-                        if let Some(t) = text { super::live::download("snapshot.json", &t) }
-                    }>"Download snapshot"</button>
-            </div>
+            <DumpInput input=input on_file=read_file />
+            <OverridesBar mode=mode nodes=nodes result=result run=run />
         </section>
         {results}
+    }
+}
+
+/// What the page classifies: the textarea's text, or a picked file's,
+/// which is kept out of the textarea; and why a file was not read.
+#[derive(Debug, Clone, Copy)]
+struct DumpSource {
+    text: RwSignal<String>,
+    file: RwSignal<Option<PickedFile>>,
+    file_error: RwSignal<Option<String>>,
+}
+
+/// The drop area: the file picker, what was picked (or why it was
+/// refused), and the textarea, hidden while a file is the input.
+#[component]
+fn DumpInput(input: DumpSource, on_file: Callback<web_sys::File>) -> impl IntoView {
+    let DumpSource {
+        text,
+        file,
+        file_error,
+    } = input;
+    let dragging = RwSignal::new(false);
+    // Shows a picked file's text in the textarea, which then is the input.
+    let show_text = move |_| {
+        if let Some(picked) = file.get_untracked() {
+            text.set(picked.text.to_string());
+            file.set(None);
+        }
+    };
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.set(false);
+        if let Some(file) = ev
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0))
+        {
+            on_file.run(file);
+        }
+    };
+    let on_pick = move |ev: web_sys::Event| {
+        let picker = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+        if let Some(file) = picker.and_then(|i| i.files()).and_then(|f| f.get(0)) {
+            on_file.run(file);
+        }
+    };
+    view! {
+        <div class="drop" class:dragging=move || dragging.get()
+            on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); dragging.set(true); }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=on_drop>
+            <label for="input">"A "<code>"kubectl get trainjobs,jobsets,workloads,pods,nodes -o yaml"</code>" (or "<code>"-o json"</code>") dump, or a downloaded snapshot — paste it, drop a file here, or "
+                <input type="file" id="file" accept=".json,.yaml,.yml,.txt,application/json" on:change=on_pick />
+            </label>
+            {move || file_error.get().map(|why| view! { <p class="error" id="file-error" role="alert">{why}</p> })}
+            {move || file.with(|f| f.as_ref().map(PickedFile::label)).map(|label| view! {
+                <p class="picked" id="picked">
+                    "Classifying the file "<strong id="picked-name">{label}</strong>
+                    " (its text is not shown, which keeps a large dump quick). "
+                    <button class="link" id="show-text" on:click=show_text>"Show the text"</button>
+                </p>
+            })}
+            <textarea id="input" rows="12" spellcheck="false" placeholder="apiVersion: v1\nkind: List\nitems: ..."
+                hidden=move || file.with(Option::is_some)
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+        </div>
+    }
+}
+
+/// The mode and nodes overrides (a change re-classifies what was
+/// classified), Classify, and Download snapshot.
+#[component]
+fn OverridesBar(
+    mode: RwSignal<String>,
+    nodes: RwSignal<String>,
+    result: RwSignal<Option<Result<Classified, String>>>,
+    run: Callback<()>,
+) -> impl IntoView {
+    let rerun = move || {
+        if result.with_untracked(Option::is_some) {
+            run.run(())
+        }
+    };
+    view! {
+        <div class="overrides">
+            <label>"Mode "
+                <select id="mode" on:change=move |ev| { mode.set(event_target_value(&ev)); rerun() }>
+                    <option value="auto">"as the input says"</option>
+                    <option value="plain">"plain"</option>
+                    <option value="kueue">"kueue"</option>
+                </select>
+            </label>
+            <label>"Nodes readable "
+                <select id="nodes" on:change=move |ev| { nodes.set(event_target_value(&ev)); rerun() }>
+                    <option value="auto">"as the input says"</option>
+                    <option value="yes">"yes"</option>
+                    <option value="no">"no"</option>
+                </select>
+            </label>
+            <button id="classify" class="primary" on:click=move |_| run.run(())>"Classify"</button>
+            <button id="download" disabled=move || !result.with(|r| matches!(r, Some(Ok(c)) if c.store.is_some()))
+                on:click=move |_| {
+                    let text = result.with_untracked(|r| match r { Some(Ok(c)) => c.store.as_ref().map(Store::snapshot_json), _ => None });
+                    if let Some(t) = text { super::live::download("snapshot.json", &t) }
+                }>"Download snapshot"</button>
+        </div>
     }
 }
 
