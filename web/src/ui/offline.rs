@@ -178,47 +178,10 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         nav.go(v);
     });
     let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
-    let target = Memo::new(move |_| {
-        nav.view.with(|v| {
-            let (kind, name) = v.target.clone()?;
-            Some(ItemKey::new(
-                &kind,
-                v.namespace.as_deref().unwrap_or(""),
-                &name,
-            ))
-        })
-    });
-
+    let target = Memo::new(move |_| explained_key(nav));
     let results = move || {
         if let Some(key) = target.get() {
-            let found = result.with(|r| match r {
-                Some(Ok(c)) => c
-                    .explanations
-                    .iter()
-                    .find(|e| ItemKey::of(&e.observation) == key)
-                    .cloned()
-                    .map(|e| {
-                        (
-                            e,
-                            c.store
-                                .as_ref()
-                                .map(|s| s.objects_of(&key))
-                                .unwrap_or_default(),
-                        )
-                    }),
-                _ => None,
-            });
-            return match found {
-                Some((e, objects)) => {
-                    let queue = Signal::derive(move || queues.with(|q| q.section(&key)));
-                    view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) queue=queue /> }.into_any()
-                }
-                None => view! {
-                    <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
-                    <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
-                }
-                .into_any(),
-            };
+            return explanation_view(result, key, queues, back);
         }
         match result.get() {
             None => view! { <p class="muted">"Paste or drop input above, then classify."</p> }.into_any(),
@@ -241,6 +204,51 @@ pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             <OverridesBar mode=mode nodes=nodes result=result run=run />
         </section>
         {results}
+    }
+}
+
+/// The object the URL asks to explain, if any.
+fn explained_key(nav: Nav) -> Option<ItemKey> {
+    nav.view.with(|v| {
+        let (kind, name) = v.target.clone()?;
+        Some(ItemKey::new(
+            &kind,
+            v.namespace.as_deref().unwrap_or(""),
+            &name,
+        ))
+    })
+}
+
+/// The explanation of `key` from what the page classified, or a note that
+/// the input does not hold it.
+fn explanation_view(
+    result: RwSignal<Option<Result<Classified, String>>>,
+    key: ItemKey,
+    queues: Signal<Arc<QueueBook>>,
+    back: Callback<()>,
+) -> AnyView {
+    let found = result.with(|r| match r {
+        Some(Ok(c)) => c
+            .explanations
+            .iter()
+            .find(|e| ItemKey::of(&e.observation) == key)
+            .cloned()
+            .map(|e| {
+                let objects = c.store.as_ref().map(|s| s.objects_of(&key));
+                (e, objects.unwrap_or_default())
+            }),
+        _ => None,
+    });
+    match found {
+        Some((e, objects)) => {
+            let queue = Signal::derive(move || queues.with(|q| q.section(&key)));
+            view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) queue=queue /> }.into_any()
+        }
+        None => view! {
+            <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
+            <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
+        }
+        .into_any(),
     }
 }
 
