@@ -2,7 +2,7 @@
 
 use super::keys::{counter, gates, ADMISSION_GATED_BY, OPEN_GATE};
 use super::select::Selection;
-use crate::model::{with_words, words, Pod};
+use crate::model::{with_words, words, AdmissionCheck, Pod};
 use crate::observation::State;
 use crate::snapshot::Mode;
 use crate::trace::NoteTrace;
@@ -47,21 +47,7 @@ impl<'s, 'a> Selection<'s, 'a> {
             note("S4", format!("admission gated by {}", others.join(", ")));
         }
         if state == State::Suspended {
-            let text = match self.mode {
-                Mode::Plain if self.t.suspend == Some(true) => {
-                    "TrainJob spec.suspend is true".to_string()
-                }
-                Mode::Plain => with_words(
-                    "TrainJob Suspended",
-                    &self
-                        .conds()
-                        .get("Suspended")
-                        .map(|c| c.words())
-                        .unwrap_or_default(),
-                ),
-                Mode::Kueue => "Workload spec.active is false".to_string(),
-            };
-            note("S5", text);
+            note("S5", self.suspended_text());
         }
         if let Some(w) = self.workload.filter(|_| kueue) {
             if !w.conditions.is_true("Admitted") {
@@ -79,16 +65,7 @@ impl<'s, 'a> Selection<'s, 'a> {
                             .iter()
                             .filter(|c| c.state != Some("Ready"))
                         {
-                            let mut text = format!("admission check {}", check.name.unwrap_or(""));
-                            if let Some(s) = check.state {
-                                text.push(' ');
-                                text.push_str(s);
-                            }
-                            if let Some(m) = check.message {
-                                text.push_str(": ");
-                                text.push_str(m);
-                            }
-                            note("S6", text);
+                            note("S6", admission_check_text(check));
                         }
                     }
                     None => {}
@@ -139,6 +116,39 @@ impl<'s, 'a> Selection<'s, 'a> {
         }
         notes
     }
+
+    /// S5: what keeps a suspended object suspended, in its mode's words.
+    fn suspended_text(&self) -> String {
+        match self.mode {
+            Mode::Plain if self.t.suspend == Some(true) => {
+                "TrainJob spec.suspend is true".to_string()
+            }
+            Mode::Plain => with_words(
+                "TrainJob Suspended",
+                &self
+                    .conds()
+                    .get("Suspended")
+                    .map(|c| c.words())
+                    .unwrap_or_default(),
+            ),
+            Mode::Kueue => "Workload spec.active is false".to_string(),
+        }
+    }
+}
+
+/// S6 for an admission check that is not Ready: its name, state and
+/// message.
+fn admission_check_text(check: &AdmissionCheck<'_>) -> String {
+    let mut text = format!("admission check {}", check.name.unwrap_or(""));
+    if let Some(s) = check.state {
+        text.push(' ');
+        text.push_str(s);
+    }
+    if let Some(m) = check.message {
+        text.push_str(": ");
+        text.push_str(m);
+    }
+    text
 }
 
 /// S10 for one pod: the first reason it is stalled, if any.

@@ -423,20 +423,6 @@ impl<'v> ClusterQueue<'v> {
     /// never (no flavor could ever hold them), else blocked.
     fn group_part(&self, asked: &[(&str, Quantity)], rows: &[Row]) -> (Outcome, String) {
         let per_flavor: Vec<&[Row]> = rows.chunks(asked.len().max(1)).collect();
-        let needs_of = |resources: &[&Row]| -> String {
-            let mut seen: Vec<&str> = Vec::new();
-            for row in resources {
-                if !seen.contains(&row.resource.as_str()) {
-                    seen.push(&row.resource);
-                }
-            }
-            let needs: Vec<String> = seen
-                .iter()
-                .filter_map(|r| asked.iter().find(|(a, _)| a == r))
-                .map(|(r, q)| format!("{} {r}", amount(r, *q)))
-                .collect();
-            needs.join(" and ")
-        };
         let name = self.name;
         if let Some(flavor) = per_flavor.iter().find(|f| f.iter().all(Row::fits)) {
             let all: Vec<&Row> = flavor.iter().collect();
@@ -446,7 +432,7 @@ impl<'v> ClusterQueue<'v> {
                 Outcome::Fits,
                 format!(
                     "needs {}; ClusterQueue {name} has {}",
-                    needs_of(&all),
+                    needs_of(asked, &all),
                     clauses.join(", ")
                 ),
             );
@@ -455,66 +441,76 @@ impl<'v> ClusterQueue<'v> {
             .iter()
             .find(|f| f.iter().all(Row::fits_borrowing))
         {
-            let short: Vec<&Row> = flavor.iter().filter(|r| !r.fits()).collect();
-            let named = short.len() > 1;
-            let clauses: Vec<String> = short.iter().map(|r| r.clause(named)).collect();
-            let borrow: Vec<String> = short.iter().map(|r| r.short_text(named)).collect();
-            let (cohort, limit) = short
-                .first()
-                .and_then(|r| r.borrowing.clone())
-                .unwrap_or_default();
-            let limit = match limit {
-                Some(_) => {
-                    let limits: Vec<String> = short.iter().map(|r| r.limit_text(named)).collect();
-                    format!("borrowing limit {}", limits.join(", "))
-                }
-                None => "no borrowing limit".to_string(),
-            };
-            return (
-                Outcome::CouldBorrow,
-                format!(
-                    "needs {}; ClusterQueue {name} has {}; {} more may be borrowed from cohort \
-                     {cohort} ({limit}) when the cohort has it unused",
-                    needs_of(&short),
-                    clauses.join(", "),
-                    borrow.join(" and ")
-                ),
-            );
+            return (Outcome::CouldBorrow, self.borrowing_sentence(asked, flavor));
         }
         if per_flavor.iter().all(|f| f.iter().any(|r| !r.ever_fits())) {
-            let over: Vec<&Row> = rows.iter().filter(|r| !r.ever_fits()).collect();
-            let named = {
-                let first = over.first().map(|r| r.resource.as_str());
-                over.iter().any(|r| Some(r.resource.as_str()) != first)
-            };
-            if over.is_empty() {
-                let needs: Vec<String> = asked
-                    .iter()
-                    .map(|(r, q)| format!("{} {r}", amount(r, *q)))
-                    .collect();
-                return (
-                    Outcome::NeverFits,
-                    format!(
-                        "needs {}; ClusterQueue {name} has no flavor for it",
-                        needs.join(" and ")
-                    ),
-                );
+            return (Outcome::NeverFits, self.never_fits_sentence(asked, rows));
+        }
+        (
+            Outcome::Blocked,
+            self.blocked_sentence(asked, rows, &per_flavor),
+        )
+    }
+
+    /// A group that fits in `flavor` if it borrows from the cohort.
+    fn borrowing_sentence(&self, asked: &[(&str, Quantity)], flavor: &[Row]) -> String {
+        let short: Vec<&Row> = flavor.iter().filter(|r| !r.fits()).collect();
+        let named = short.len() > 1;
+        let clauses: Vec<String> = short.iter().map(|r| r.clause(named)).collect();
+        let borrow: Vec<String> = short.iter().map(|r| r.short_text(named)).collect();
+        let (cohort, limit) = short
+            .first()
+            .and_then(|r| r.borrowing.clone())
+            .unwrap_or_default();
+        let limit = match limit {
+            Some(_) => {
+                let limits: Vec<String> = short.iter().map(|r| r.limit_text(named)).collect();
+                format!("borrowing limit {}", limits.join(", "))
             }
-            let caps: Vec<String> = over.iter().map(|r| r.cap_text(named)).collect();
-            return (
-                Outcome::NeverFits,
-                format!(
-                    "needs {}; ClusterQueue {name} can give at most {}",
-                    needs_of(&over),
-                    caps.join(", ")
-                ),
+            None => "no borrowing limit".to_string(),
+        };
+        format!(
+            "needs {}; ClusterQueue {} has {}; {} more may be borrowed from cohort \
+             {cohort} ({limit}) when the cohort has it unused",
+            needs_of(asked, &short),
+            self.name,
+            clauses.join(", "),
+            borrow.join(" and ")
+        )
+    }
+
+    /// A group that no flavor could ever hold, whatever is released.
+    fn never_fits_sentence(&self, asked: &[(&str, Quantity)], rows: &[Row]) -> String {
+        let name = self.name;
+        let over: Vec<&Row> = rows.iter().filter(|r| !r.ever_fits()).collect();
+        if over.is_empty() {
+            let needs: Vec<String> = asked
+                .iter()
+                .map(|(r, q)| format!("{} {r}", amount(r, *q)))
+                .collect();
+            return format!(
+                "needs {}; ClusterQueue {name} has no flavor for it",
+                needs.join(" and ")
             );
         }
+        let named = more_than_one_resource(&over);
+        let caps: Vec<String> = over.iter().map(|r| r.cap_text(named)).collect();
+        format!(
+            "needs {}; ClusterQueue {name} can give at most {}",
+            needs_of(asked, &over),
+            caps.join(", ")
+        )
+    }
+
+    /// A group that waits for quota to be released.
+    fn blocked_sentence(
+        &self,
+        asked: &[(&str, Quantity)],
+        rows: &[Row],
+        per_flavor: &[&[Row]],
+    ) -> String {
         let short: Vec<&Row> = rows.iter().filter(|r| !r.fits()).collect();
-        let named = {
-            let first = short.first().map(|r| r.resource.as_str());
-            short.iter().any(|r| Some(r.resource.as_str()) != first)
-        };
+        let named = more_than_one_resource(&short);
         let clauses: Vec<String> = short.iter().map(|r| r.clause(named)).collect();
         let release = if let [only] = short.as_slice() {
             match only.short_borrowing() {
@@ -545,15 +541,37 @@ impl<'v> ClusterQueue<'v> {
                 .collect();
             format!("to run, release {}", per_flavor.join(", or "))
         };
-        (
-            Outcome::Blocked,
-            format!(
-                "needs {}; ClusterQueue {name} has {}; {release}",
-                needs_of(&short),
-                clauses.join(", ")
-            ),
+        format!(
+            "needs {}; ClusterQueue {} has {}; {release}",
+            needs_of(asked, &short),
+            self.name,
+            clauses.join(", ")
         )
     }
+}
+
+/// What the job asks of the resources of `rows`, in their order, once each:
+/// `32 nvidia.com/gpu and 256 cpu`.
+fn needs_of(asked: &[(&str, Quantity)], rows: &[&Row]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for row in rows {
+        if !seen.contains(&row.resource.as_str()) {
+            seen.push(&row.resource);
+        }
+    }
+    let needs: Vec<String> = seen
+        .iter()
+        .filter_map(|r| asked.iter().find(|(a, _)| a == r))
+        .map(|(r, q)| format!("{} {r}", amount(r, *q)))
+        .collect();
+    needs.join(" and ")
+}
+
+/// Whether `rows` speak of more than one resource, so that each clause must
+/// name its own.
+fn more_than_one_resource(rows: &[&Row]) -> bool {
+    let first = rows.first().map(|r| r.resource.as_str());
+    rows.iter().any(|r| Some(r.resource.as_str()) != first)
 }
 
 /// Ordered from best to worst: the worst group speaks for the job.
