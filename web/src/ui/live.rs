@@ -19,7 +19,7 @@ use super::signin::Auth;
 use super::table::{Bar, Counts, Filters, Table};
 use super::{mark, now_ms, Nav};
 use crate::history::{inspect_url, HistoryView};
-use crate::query::{Page, ViewState};
+use crate::query::{Filter, Page, ViewState};
 use crate::queue_book::QueueBook;
 use crate::repaint::{HeldChanges, Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
@@ -255,6 +255,69 @@ fn take_early_stream(url: &str) -> Option<(web_sys::EventSource, js_sys::Array)>
     Some((source, events.unwrap_or_default()))
 }
 
+/// Whether callbacks of connection `generation` still speak for the page:
+/// callbacks and timers can outlive the component (a 401 from the
+/// namespaces fetch brings the form while a probe is under way), and a
+/// disposed component is not current.
+fn is_current(live: Live, generation: u64) -> bool {
+    live.client
+        .try_with_untracked(|c| c.is_current(generation))
+        .unwrap_or(false)
+}
+
+/// A `snapshot` event's text: the store is loaded from it and shown, and
+/// the changes held while it loaded are applied after the next frame.
+fn take_snapshot(live: Live, generation: u64, text: &str) {
+    let current = move || is_current(live, generation);
+    let Ok(mut store) = Store::load(text, Header::default()) else {
+        return;
+    };
+    mark("store-loaded");
+    // The rows drawn from the `rows` event, or before a
+    // reconnect, stay where they are the same.
+    live.store
+        .with_untracked(|earlier| store.keep_rows_of(earlier));
+    live.desktop.baseline(&store);
+    live.store.set(store);
+    live.held.update_value(HeldChanges::on_snapshot);
+    live.loaded.set(true);
+    step(live, Input::Delivered { generation });
+    mark("views-updated");
+    let release = move || {
+        if current() {
+            let held = live.held.try_update_value(HeldChanges::release);
+            apply_changes(live, generation, held.unwrap_or_default());
+        }
+    };
+    // A hidden tab draws no frames: the changes wait a second at
+    // most.
+    set_timeout(release, std::time::Duration::from_secs(1));
+    request_animation_frame(move || {
+        mark("next-frame");
+        // The table is drawn in this frame. The changes that
+        // came meanwhile are applied in the task after it; the
+        // store's index, which changes and explanations read,
+        // is built then or when the page is next idle, not
+        // before the table.
+        set_timeout(release, std::time::Duration::ZERO);
+        when_idle(move || {
+            if current() {
+                live.store.with_untracked(Store::prepare);
+                mark("store-indexed");
+            }
+        });
+    });
+}
+
+/// Whether an `error` event closed the stream: the browser gives up on an
+/// HTTP error (readyState CLOSED); on a network error it reconnects by
+/// itself.
+fn closed_by(e: &web_sys::Event) -> bool {
+    e.target()
+        .and_then(|t| t.dyn_into::<web_sys::EventSource>().ok())
+        .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED)
+}
+
 /// Opens the stream at `url` for `generation`, in place of any open one.
 fn connect(live: Live, generation: u64, url: String) {
     let (source, early_events) = match take_early_stream(&url) {
@@ -267,57 +330,14 @@ fn connect(live: Live, generation: u64, url: String) {
             }
         },
     };
-    // Callbacks and timers can outlive the component (a 401 from the
-    // namespaces fetch brings the form while a probe is under way): a
-    // disposed component is not current.
-    let current = move || {
-        live.client
-            .try_with_untracked(|c| c.is_current(generation))
-            .unwrap_or(false)
-    };
+    let current = move || is_current(live, generation);
     let on_snapshot = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
         if !current() {
             return;
         }
         mark("snapshot-event");
         if let Some(text) = message_text(&e) {
-            if let Ok(mut store) = Store::load(&text, Header::default()) {
-                mark("store-loaded");
-                // The rows drawn from the `rows` event, or before a
-                // reconnect, stay where they are the same.
-                live.store
-                    .with_untracked(|earlier| store.keep_rows_of(earlier));
-                live.desktop.baseline(&store);
-                live.store.set(store);
-                live.held.update_value(HeldChanges::on_snapshot);
-                live.loaded.set(true);
-                step(live, Input::Delivered { generation });
-                mark("views-updated");
-                let release = move || {
-                    if current() {
-                        let held = live.held.try_update_value(HeldChanges::release);
-                        apply_changes(live, generation, held.unwrap_or_default());
-                    }
-                };
-                // A hidden tab draws no frames: the changes wait a second at
-                // most.
-                set_timeout(release, std::time::Duration::from_secs(1));
-                request_animation_frame(move || {
-                    mark("next-frame");
-                    // The table is drawn in this frame. The changes that
-                    // came meanwhile are applied in the task after it; the
-                    // store's index, which changes and explanations read,
-                    // is built then or when the page is next idle, not
-                    // before the table.
-                    set_timeout(release, std::time::Duration::ZERO);
-                    when_idle(move || {
-                        if current() {
-                            live.store.with_untracked(Store::prepare);
-                            mark("store-indexed");
-                        }
-                    });
-                });
-            }
+            take_snapshot(live, generation, &text);
         }
     });
     // The server's classification of the snapshot that follows, drawn while
@@ -358,12 +378,7 @@ fn connect(live: Live, generation: u64, url: String) {
         step(live, Input::Opened { generation });
     });
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |e: web_sys::Event| {
-        // The browser gives up on an HTTP error (readyState CLOSED); on a
-        // network error it reconnects by itself.
-        let closed = e
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::EventSource>().ok())
-            .is_some_and(|s| s.ready_state() == web_sys::EventSource::CLOSED);
+        let closed = closed_by(&e);
         let now = now_ms();
         step(
             live,
@@ -466,112 +481,18 @@ pub fn download(name: &str, text: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
-#[component]
-pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
-    let nav = expect_context::<Nav>();
-    let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
-    let live = Live {
-        store: RwSignal::new(Store::default()),
-        loaded: RwSignal::new(false),
-        client: RwSignal::new(StreamClient::default()),
-        holder: StoredValue::new_local(None),
-        repaint: StoredValue::new(RepaintGate::default()),
-        held: StoredValue::new(HeldChanges::default()),
-        auth: expect_context::<Auth>(),
-        info,
-        desktop: Desktop::new(nav),
-        queues: RwSignal::new(Arc::default()),
-    };
-    leptos::task::spawn_local(async move {
-        let result = match fetch_text("/api/v1/namespaces").await {
-            Ok(text) => ServerInfo::parse(&text),
-            Err(FetchError::Unauthorized) => {
-                live.auth.unauthorized();
-                return;
-            }
-            Err(FetchError::Forbidden) => Err("the server refused to list namespaces".into()),
-            Err(FetchError::Failed(e)) => Err(e),
-        };
-        info.try_set(Some(result));
-    });
-    let namespaces = Memo::new(move |_| info.get().map(|r| r.map(|i| i.namespaces)));
-    let demo = Memo::new(move |_| matches!(info.get(), Some(Ok(ServerInfo { demo: true, .. }))));
-    // Pick the first namespace when the URL names none.
-    Effect::new(move |_| {
-        if let Some(Ok(list)) = namespaces.get() {
-            if nav.view.with_untracked(|v| v.namespace.is_none()) {
-                if let Some(first) = list.first().cloned() {
-                    nav.replace(|v| v.namespace = Some(first));
-                }
-            }
-        }
-    });
-    let ns = Memo::new(move |_| nav.view.with(|v| v.namespace.clone()));
-    // One stream per namespace shown.
-    Effect::new(move |_| {
-        let Some(namespace) = ns.get() else { return };
-        live.holder.set_value(None);
-        live.loaded.set(false);
-        live.store.set(Store::default());
-        live.queues.set(Arc::default());
-        live.desktop.for_namespace(&namespace);
-        step(live, Input::Chosen { namespace });
-    });
-    on_cleanup(move || step(live, Input::Disposed));
+/// The object the URL explains, with its explanation (none while it is not
+/// in the store) and its objects.
+type Explained = Option<(
+    ItemKey,
+    Option<classify_wasm::Explanation>,
+    Vec<serde_json::Value>,
+)>;
 
-    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
-    // A row's revision changes whenever its content does, so two lists are
-    // the same when their rows are the same allocations: comparing 1,000
-    // observations field by field on every change is not needed.
-    let rows: Memo<Vec<Arc<Row>>> = Memo::new_with_compare(
-        move |_| {
-            filter.with(|f| {
-                live.store.with(|s| {
-                    s.rows()
-                        .filter(|r| f.matches(&r.observation))
-                        .cloned()
-                        .collect()
-                })
-            })
-        },
-        |old, new| match (old, new) {
-            (Some(old), Some(new)) => {
-                old.len() != new.len() || old.iter().zip(new).any(|(a, b)| !Arc::ptr_eq(a, b))
-            }
-            _ => true,
-        },
-    );
-    let counts = Memo::new(move |_| {
-        live.store
-            .with(|s| Counts::of(s.rows().map(|r| &r.observation)))
-    });
-    let total = Signal::derive(move || counts.with(|c| c.total));
-    let shown = Signal::derive(move || rows.with(Vec::len));
-    let open = Callback::new(move |key: ItemKey| {
-        nav.go(nav.view.get_untracked().explaining(&key.kind, &key.name));
-    });
-    let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
-    let target = Memo::new(move |_| {
-        nav.view.with(|v| {
-            if v.page != Page::Explain {
-                return None;
-            }
-            let (kind, name) = v.target.clone()?;
-            Some(ItemKey::new(
-                &kind,
-                v.namespace.as_deref().unwrap_or(""),
-                &name,
-            ))
-        })
-    });
-    let explained = Memo::new(move |_| {
-        let key = target.get()?;
-        live.store
-            .with(|s| Some((key.clone(), s.explain(&key), s.objects_of(&key))))
-    });
-    // The explained object's history is the server's: ask again whenever the
-    // object's observation changes, so the timeline follows the table. A
-    // late answer for an object no longer shown is dropped.
+/// The explained object's history, from the server: asked again whenever
+/// the object's observation changes, so the timeline follows the table. A
+/// late answer for an object no longer shown is dropped.
+fn follow_history(explained: Memo<Explained>) -> RwSignal<HistoryView> {
     let history = RwSignal::new(HistoryView::Loading);
     let history_asked = StoredValue::new(0u64);
     let history_of: StoredValue<Option<ItemKey>> = StoredValue::new(None);
@@ -614,8 +535,18 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             }
         });
     });
+    history
+}
 
-    let picker = move || match namespaces.get() {
+/// The namespace picker: a change shows the namespace's dashboard, or its
+/// Queues page from the Queues page.
+#[component]
+fn NamespacePicker(
+    namespaces: Memo<Option<Result<Vec<String>, String>>>,
+    ns: Memo<Option<String>>,
+) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    move || match namespaces.get() {
         None => view! { <span class="muted">"loading namespaces…"</span> }.into_any(),
         Some(Err(e)) => view! { <span class="error" role="alert">{e}</span> }.into_any(),
         Some(Ok(list)) => {
@@ -640,70 +571,220 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
             }
             .into_any()
         }
+    }
+}
+
+/// Why the stream was refused, with the namespaces the user may see
+/// offered instead.
+fn denied_banner(live: Live, nav: Nav) -> Option<impl IntoView> {
+    live.client.with(|c| c.denied().cloned()).map(|denied| {
+        let offers = denied.offers();
+        let offer_text = denied.offer_text();
+        view! {
+            <section id="forbidden" class="banner forbidden" role="alert">
+                <p id="forbidden-message">{move || {
+                    let user = live.auth.state.with(|s| s.whoami());
+                    denied.message(user.as_deref())
+                }}</p>
+                <p>{offer_text}</p>
+                <ul id="forbidden-offers">
+                    {offers.into_iter().map(|n| {
+                        let label = n.clone();
+                        view! {
+                            <li><button class="link" on:click=move |_| {
+                                nav.go(ViewState { namespace: Some(n.clone()), ..ViewState::default() });
+                            }>{label}</button></li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </section>
+        }
+    })
+}
+
+/// Downloads the namespace's snapshot, named by the namespace and the time.
+fn save_snapshot(live: Live, namespace: &str) {
+    let text = live.store.with_untracked(Store::snapshot_json);
+    let name = format!(
+        "snapshot-{namespace}-{}.json",
+        js_sys::Date::new_0()
+            .to_iso_string()
+            .as_string()
+            .unwrap_or_default()
+            .replace(':', "")
+    );
+    download(&name, &text);
+}
+
+/// The store's rows the filter shows. A row's revision changes whenever
+/// its content does, so two lists are the same when their rows are the
+/// same allocations: comparing 1,000 observations field by field on every
+/// change is not needed.
+fn filtered_rows(live: Live, filter: Memo<Filter>) -> Memo<Vec<Arc<Row>>> {
+    Memo::new_with_compare(
+        move |_| {
+            filter.with(|f| {
+                live.store.with(|s| {
+                    s.rows()
+                        .filter(|r| f.matches(&r.observation))
+                        .cloned()
+                        .collect()
+                })
+            })
+        },
+        |old, new| match (old, new) {
+            (Some(old), Some(new)) => {
+                old.len() != new.len() || old.iter().zip(new).any(|(a, b)| !Arc::ptr_eq(a, b))
+            }
+            _ => true,
+        },
+    )
+}
+
+/// Asks the server which namespaces it watches and whether it is a demo;
+/// a 401 brings the sign-in form.
+fn fetch_server_info(live: Live) {
+    let info = live.info;
+    leptos::task::spawn_local(async move {
+        let result = match fetch_text("/api/v1/namespaces").await {
+            Ok(text) => ServerInfo::parse(&text),
+            Err(FetchError::Unauthorized) => {
+                live.auth.unauthorized();
+                return;
+            }
+            Err(FetchError::Forbidden) => Err("the server refused to list namespaces".into()),
+            Err(FetchError::Failed(e)) => Err(e),
+        };
+        info.try_set(Some(result));
+    });
+}
+
+/// Says that the cluster is the embedded, simulated one.
+fn demo_banner() -> impl IntoView {
+    view! {
+        <p id="demo-banner" class="banner demo" role="note">
+            <strong>"Demo cluster. "</strong>
+            "These jobs are simulated by the embedded cluster, not read from a real one. \
+             Start the server with a kubeconfig to watch yours."
+        </p>
+    }
+}
+
+/// The explained object: its explanation with the server's history and
+/// the queue section, "Loading…" until the first snapshot, or a note that
+/// it is not in the namespace (any more).
+fn explanation_view(
+    live: Live,
+    (key, explanation, objects): (
+        ItemKey,
+        Option<classify_wasm::Explanation>,
+        Vec<serde_json::Value>,
+    ),
+    back: Callback<()>,
+    history: RwSignal<HistoryView>,
+) -> AnyView {
+    match explanation {
+        Some(e) => {
+            let queue = Signal::derive(move || live.queues.with(|q| q.section(&key)));
+            view! { <ExplainView explanation=e objects=objects on_back=back history=history queue=queue /> }.into_any()
+        }
+        None if live.loaded.get() => view! {
+            <p class="muted">{format!("{} {} is not in namespace {} (any more).", key.kind, key.name, key.namespace)}</p>
+            <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
+        }
+        .into_any(),
+        None => view! { <p class="muted">"Loading…"</p> }.into_any(),
+    }
+}
+
+#[component]
+pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let info: RwSignal<Option<Result<ServerInfo, String>>> = RwSignal::new(None);
+    let live = Live {
+        store: RwSignal::new(Store::default()),
+        loaded: RwSignal::new(false),
+        client: RwSignal::new(StreamClient::default()),
+        holder: StoredValue::new_local(None),
+        repaint: StoredValue::new(RepaintGate::default()),
+        held: StoredValue::new(HeldChanges::default()),
+        auth: expect_context::<Auth>(),
+        info,
+        desktop: Desktop::new(nav),
+        queues: RwSignal::new(Arc::default()),
     };
+    fetch_server_info(live);
+    let namespaces = Memo::new(move |_| info.get().map(|r| r.map(|i| i.namespaces)));
+    let demo = Memo::new(move |_| matches!(info.get(), Some(Ok(ServerInfo { demo: true, .. }))));
+    // Pick the first namespace when the URL names none.
+    Effect::new(move |_| {
+        if let Some(Ok(list)) = namespaces.get() {
+            if nav.view.with_untracked(|v| v.namespace.is_none()) {
+                if let Some(first) = list.first().cloned() {
+                    nav.replace(|v| v.namespace = Some(first));
+                }
+            }
+        }
+    });
+    let ns = Memo::new(move |_| nav.view.with(|v| v.namespace.clone()));
+    // One stream per namespace shown.
+    Effect::new(move |_| {
+        let Some(namespace) = ns.get() else { return };
+        live.holder.set_value(None);
+        live.loaded.set(false);
+        live.store.set(Store::default());
+        live.queues.set(Arc::default());
+        live.desktop.for_namespace(&namespace);
+        step(live, Input::Chosen { namespace });
+    });
+    on_cleanup(move || step(live, Input::Disposed));
+
+    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
+    let rows = filtered_rows(live, filter);
+    let counts = Memo::new(move |_| {
+        live.store
+            .with(|s| Counts::of(s.rows().map(|r| &r.observation)))
+    });
+    let total = Signal::derive(move || counts.with(|c| c.total));
+    let shown = Signal::derive(move || rows.with(Vec::len));
+    let open = Callback::new(move |key: ItemKey| {
+        nav.go(nav.view.get_untracked().explaining(&key.kind, &key.name));
+    });
+    let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
+    let target = Memo::new(move |_| {
+        nav.view.with(|v| {
+            if v.page != Page::Explain {
+                return None;
+            }
+            let (kind, name) = v.target.clone()?;
+            Some(ItemKey::new(
+                &kind,
+                v.namespace.as_deref().unwrap_or(""),
+                &name,
+            ))
+        })
+    });
+    let explained = Memo::new(move |_| {
+        let key = target.get()?;
+        live.store
+            .with(|s| Some((key.clone(), s.explain(&key), s.objects_of(&key))))
+    });
+    let history = follow_history(explained);
+
     let indicator = move || {
         let status = live.client.with(|c| c.status(now.get()));
         let text = status_text(status);
         view! { <span id="connection" class=format!("conn conn-{}", status.class()) role="status">{text}</span> }
     };
-    let save = move |_| {
-        let text = live.store.with_untracked(Store::snapshot_json);
-        let name = format!(
-            "snapshot-{}-{}.json",
-            ns.get_untracked().unwrap_or_default(),
-            js_sys::Date::new_0()
-                .to_iso_string()
-                .as_string()
-                .unwrap_or_default()
-                .replace(':', "")
-        );
-        download(&name, &text);
-    };
-    let denied = move || {
-        live.client.with(|c| c.denied().cloned()).map(|denied| {
-            let offers = denied.offers();
-            let offer_text = denied.offer_text();
-            view! {
-                <section id="forbidden" class="banner forbidden" role="alert">
-                    <p id="forbidden-message">{move || {
-                        let user = live.auth.state.with(|s| s.whoami());
-                        denied.message(user.as_deref())
-                    }}</p>
-                    <p>{offer_text}</p>
-                    <ul id="forbidden-offers">
-                        {offers.into_iter().map(|n| {
-                            let label = n.clone();
-                            view! {
-                                <li><button class="link" on:click=move |_| {
-                                    nav.go(ViewState { namespace: Some(n.clone()), ..ViewState::default() });
-                                }>{label}</button></li>
-                            }
-                        }).collect_view()}
-                    </ul>
-                </section>
-            }
-        })
-    };
     let body = move || {
         if live.client.with(|c| c.denied().is_some()) {
-            return denied().into_any();
+            return denied_banner(live, nav).into_any();
         }
         if nav.view.with(|v| v.page == Page::Queues) {
             return view! { <QueuesPage namespace=ns queues=live.queues /> }.into_any();
         }
-        if let Some((key, explanation, objects)) = explained.get() {
-            return match explanation {
-                Some(e) => {
-                    let queue = Signal::derive(move || live.queues.with(|q| q.section(&key)));
-                    view! { <ExplainView explanation=e objects=objects on_back=back history=history queue=queue /> }.into_any()
-                }
-                None if live.loaded.get() => view! {
-                    <p class="muted">{format!("{} {} is not in namespace {} (any more).", key.kind, key.name, key.namespace)}</p>
-                    <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
-                }
-                .into_any(),
-                None => view! { <p class="muted">"Loading…"</p> }.into_any(),
-            };
+        if let Some(explained) = explained.get() {
+            return explanation_view(live, explained, back, history);
         }
         // The table is drawn, empty, before the first snapshot comes (not
         // in the same task as its rows): the snapshot then only fills it in.
@@ -725,22 +806,12 @@ pub fn Live(#[prop(into)] now: Signal<f64>) -> impl IntoView {
         }
         .into_any()
     };
-    let banner =
-        move || {
-            demo.get().then(|| view! {
-            <p id="demo-banner" class="banner demo" role="note">
-                <strong>"Demo cluster. "</strong>
-                "These jobs are simulated by the embedded cluster, not read from a real one. \
-                 Start the server with a kubeconfig to watch yours."
-            </p>
-        })
-        };
     view! {
-        {banner}
+        {move || demo.get().then(demo_banner)}
         <section class="toolbar">
-            {picker}
+            <NamespacePicker namespaces=namespaces ns=ns />
             {indicator}
-            <button id="download" on:click=save disabled=move || !live.loaded.get()>"Download snapshot"</button>
+            <button id="download" on:click=move |_| save_snapshot(live, &ns.get_untracked().unwrap_or_default()) disabled=move || !live.loaded.get()>"Download snapshot"</button>
             <DesktopToggle desktop=live.desktop />
         </section>
         {body}
