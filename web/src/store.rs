@@ -472,10 +472,19 @@ impl Index {
         }
         index.header = header;
         for c in &doc.captured {
-            index.put_captured(c, captured_fields(c));
+            // Read once, as first captured (section 4).
+            let fields = captured_fields(c);
+            if !index.captured.contains_key(&Index::captured_key(&fields)) {
+                index.put_captured(c, fields);
+            }
         }
         for item in &doc.items {
-            index.put(item, item_fields(item));
+            // Section 2: an object that comes twice is read once, as it
+            // first came (a later change replaces it; a repeat does not).
+            let fields = item_fields(item);
+            if Index::item_key(&fields).is_some_and(|key| !index.items.contains_key(&key)) {
+                index.put(item, fields);
+            }
         }
         Ok(index)
     }
@@ -775,18 +784,17 @@ impl Store {
     /// captured pods (for the YAML view).
     pub fn objects_of(&self, key: &ItemKey) -> Vec<Value> {
         let index = self.index();
-        let text = index.sub_snapshot(&index.view_of_item(key));
-        let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(&text) else {
-            return Vec::new();
-        };
-        let mut out = match m.remove("items") {
-            Some(Value::Array(a)) => a,
-            _ => Vec::new(),
-        };
-        if let Some(Value::Array(c)) = m.remove("captured") {
-            out.extend(c);
+        objects_in(&index.sub_snapshot(&index.view_of_item(key)))
+    }
+
+    /// What the row's classification read (its view), as a snapshot
+    /// document with this store's header; `None` when no row is `key`.
+    pub fn view_snapshot(&self, key: &ItemKey) -> Option<String> {
+        let index = self.index();
+        if !index.items.contains_key(key) {
+            return None;
         }
-        out
+        Some(index.sub_snapshot(&index.view_of_item(key)))
     }
 
     /// The explanation of one row, from its view alone.
@@ -822,6 +830,22 @@ impl Store {
             .and_then(|v| serde_json::to_string_pretty(&v))
             .unwrap_or(text)
     }
+}
+
+/// The items of a snapshot document, then its captured pods: the objects
+/// the YAML view shows.
+pub fn objects_in(snapshot: &str) -> Vec<Value> {
+    let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(snapshot) else {
+        return Vec::new();
+    };
+    let mut out = match m.remove("items") {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    if let Some(Value::Array(c)) = m.remove("captured") {
+        out.extend(c);
+    }
+    out
 }
 
 #[cfg(test)]
