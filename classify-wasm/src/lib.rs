@@ -152,6 +152,19 @@ impl<'a> Parsed<'a> {
         Ok(classify::explain(&snap, self.threads()))
     }
 
+    /// [`Parsed::explain`], with the mode the input was classified in
+    /// (set, declared or inferred, section 2): a part of the input that
+    /// states it is explained as the whole explains it, even when the part
+    /// alone would infer another (the offline page's worker sends the page
+    /// one job's objects so).
+    pub fn explain_in_mode(
+        &self,
+        options: Options,
+    ) -> Result<(Vec<Explanation>, Mode), InputError> {
+        let snap = self.snapshot(options)?;
+        Ok((classify::explain(&snap, self.threads()), snap.mode))
+    }
+
     pub fn classify_with_attempts(&self, options: Options) -> Result<Vec<Attempted>, InputError> {
         let snap = self.snapshot(options)?;
         Ok(classify::classify_with_attempts(&snap, self.threads())

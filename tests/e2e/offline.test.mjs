@@ -1,5 +1,6 @@
-// The offline page: golden cases pasted and classified in the browser,
-// with no request; bad input shows its line and column.
+// The offline page: golden cases pasted and classified in the browser's
+// worker, with no request but for the page's own files; bad input shows its
+// line and column; a big dump shows its progress and can be cancelled.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,14 @@ import { href, launch, watchErrors, serveDist, cases, shot } from './helpers.mjs
 /** One of the engine's own golden cases (classify-wasm/cases). */
 function engineCase(name) {
   return JSON.parse(readFileSync(new URL(`../../classify-wasm/cases/${name}.json`, import.meta.url), 'utf8'));
+}
+
+/** The requests that are not for the page's own files. The worker's
+ * script, and the page's module and wasm that it loads, are the page's;
+ * anything else would be the page sending something somewhere. */
+function notOwnFiles(requests) {
+  const own = /^\/(offline-worker\.js|web-[0-9a-f]{16}(_bg\.wasm|\.js)|snippets\/[^?]+\.js)$/;
+  return requests.filter((u) => new URL(u).origin !== site.url || !own.test(new URL(u).pathname));
 }
 
 let browser, site;
@@ -38,7 +47,10 @@ test('golden cases: state, cause and detail shown equal expected', async () => {
       await page.waitForSelector('#empty');
       continue;
     }
-    await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, c.expected.length);
+    // The worker answers later than the click: wait for this case's rows.
+    const keys = c.expected.map((o) => `${o.object.kind}/${o.object.namespace}/${o.object.name}`);
+    await page.waitForFunction((keys) => document.querySelectorAll('table.obs tbody tr').length === keys.length
+      && keys.every((k) => document.querySelector(`table.obs tbody tr[data-key="${k}"]`)), keys);
     for (const o of c.expected) {
       const key = `${o.object.kind}/${o.object.namespace}/${o.object.name}`;
       const row = page.locator(`table.obs tbody tr[data-key="${key}"]`);
@@ -50,7 +62,7 @@ test('golden cases: state, cause and detail shown equal expected', async () => {
       assert.equal((await row.locator('.badge').first().textContent()).trim(), o.state);
     }
   }
-  assert.deepEqual(requests, [], 'the offline page makes no request');
+  assert.deepEqual(notOwnFiles(requests), [], 'the offline page makes no request but for its own files');
   await shot(page, 'offline-table');
   assert.deepEqual(errors, []);
   await page.close();
@@ -66,7 +78,7 @@ test('bad input shows the error with its line and column', async () => {
   await page.click('#classify');
   assert.match(await page.locator('#input-error').textContent(), /^Line \d+, column \d+: /);
   await shot(page, 'offline-error');
-  assert.deepEqual(requests, []);
+  assert.deepEqual(notOwnFiles(requests), []);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -134,7 +146,7 @@ test('attempts: the table counts them, hovers the previous cause, the explanatio
   assert.match(await page.locator('#history-text').textContent(), /only by a running dispatch-dash server/);
   assert.equal(await page.locator('#history table.history-table').count(), 0);
   await shot(page, 'offline-attempts');
-  assert.deepEqual(requests, []);
+  assert.deepEqual(notOwnFiles(requests), []);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -159,7 +171,7 @@ test('queues: a dump with Kueue queues shows the CLI\'s queue facts, and says pl
   assert.deepEqual(shown.slice(0, -1), facts, 'the same lines as classify --output explain');
   assert.match(shown.at(-1), /not available offline/);
   await shot(page, 'offline-queue');
-  assert.deepEqual(requests, []);
+  assert.deepEqual(notOwnFiles(requests), []);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -184,10 +196,19 @@ test('a picked dump is classified without its text in the textarea, shown on req
   assert.equal(await page.inputValue('#input'), '');
   assert.equal(await page.locator('#input').isHidden(), true);
   await shot(page, 'offline-picked');
+  // The worker writes the snapshot to download: the dump's objects, which
+  // classify as the dump does.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  assert.equal(download.suggestedFilename(), 'snapshot.json');
+  const snapshot = JSON.parse(readFileSync(await download.path(), 'utf8'));
+  assert.equal(snapshot.kind, 'Snapshot');
+  assert.equal(snapshot.mode, 'kueue', 'the mode the dump was classified in');
+  const kinds = new Set(snapshot.items.map((i) => i.kind));
+  for (const o of expected) assert.ok(kinds.has(o.object.kind), o.object.kind);
   // On request the text is shown, and is then the input, classified the same.
   await page.click('#show-text');
+  await page.locator('#picked').waitFor({ state: 'detached' });
   assert.equal(await page.inputValue('#input'), readFileSync(path, 'utf8'));
-  assert.equal(await page.locator('#picked').count(), 0);
   await page.click('#classify');
   await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, expected.length);
 
@@ -207,7 +228,98 @@ test('a picked dump is classified without its text in the textarea, shown on req
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  assert.deepEqual(requests, [], 'the offline page makes no request');
+  assert.deepEqual(notOwnFiles(requests), [], 'the offline page makes no request but for its own files');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+/** A kubectl List of `jobs` plain TrainJobs and `nodes` Nodes, as JSON: the
+ * Nodes are parsed and typed but make no row, so the dump is big to read
+ * and parse while its table stays small. */
+function bigDump(jobs, nodes) {
+  const items = [];
+  for (let i = 0; i < jobs; i++) {
+    items.push(JSON.stringify({
+      apiVersion: 'trainer.kubeflow.org/v1alpha1', kind: 'TrainJob',
+      metadata: { name: `job-${i}`, namespace: 'team-a', uid: `uid-job-${i}`, creationTimestamp: '2026-12-01T00:00:00Z' },
+      spec: { runtimeRef: { name: 'torch-distributed' } },
+    }));
+  }
+  const conditions = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'].map((type) => ({
+    type, status: type === 'Ready' ? 'True' : 'False', reason: `Kubelet${type}`,
+    message: `kubelet reports ${type} as it was last seen`, lastHeartbeatTime: '2026-12-01T00:00:00Z',
+    lastTransitionTime: '2026-12-01T00:00:00Z',
+  }));
+  for (let i = 0; i < nodes; i++) {
+    items.push(JSON.stringify({
+      apiVersion: 'v1', kind: 'Node',
+      metadata: { name: `node-${i}`, uid: `uid-node-${i}`, creationTimestamp: '2026-12-01T00:00:00Z',
+        labels: { 'kubernetes.io/hostname': `node-${i}`, 'node.kubernetes.io/instance-type': 'gpu-8x' } },
+      spec: { providerID: `cloud://node-${i}` },
+      status: { conditions },
+    }));
+  }
+  return `{"apiVersion":"v1","kind":"List","items":[\n${items.join(',\n')}\n]}\n`;
+}
+
+test('a big dump is read and classified in a worker: its progress shows, the page never stalls, and Cancel stops it', async () => {
+  const { page, errors, requests } = await openOffline();
+  const dir = mkdtempSync(join(tmpdir(), 'dd-worker-'));
+  const path = join(dir, 'big.json');
+  try {
+    const jobs = 200;
+    writeFileSync(path, bigDump(jobs, 60000));
+    // Every text the progress shows, and every long task of the page's
+    // thread, from before the pick.
+    await page.evaluate(() => {
+      window.__seen = [];
+      new MutationObserver(() => {
+        const t = document.querySelector('#progress-text')?.textContent;
+        if (t && window.__seen.at(-1) !== t) window.__seen.push(t);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      window.__longest = 0;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+      }).observe({ type: 'longtask' });
+    });
+    const started = Date.now();
+    await page.setInputFiles('#file', path);
+    await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, jobs, { timeout: 120000 });
+    const took = Date.now() - started;
+    const seen = await page.evaluate(() => window.__seen);
+    assert.ok(seen.some((t) => /^Reading \d+\.\d MiB of \d+\.\d MiB…$/.test(t)), seen.join(' | '));
+    assert.ok(seen.some((t) => /^Parsing \d+\.\d MiB…$/.test(t)), seen.join(' | '));
+    assert.ok(seen.some((t) => /^Classifying the objects of \d+\.\d MiB…$/.test(t)), seen.join(' | '));
+    // The parse ran off the page's thread: had it run on it, one task
+    // would have taken most of the load.
+    const longest = await page.evaluate(() => window.__longest);
+    assert.ok(longest < took / 2, `longest task ${longest} ms of a ${took} ms load`);
+
+    // Cancel while it parses: the worker is stopped, no rows come. The
+    // click is made as the page shows "Parsing", in the same task, so the
+    // worker cannot have answered first, however fast it is.
+    await page.evaluate(() => {
+      const observer = new MutationObserver(() => {
+        if (/^Parsing/.test(document.querySelector('#progress-text')?.textContent ?? '')) {
+          observer.disconnect();
+          document.querySelector('#cancel').click();
+        }
+      });
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.setInputFiles('#file', []);
+    await page.setInputFiles('#file', path);
+    await page.waitForSelector('#cancelled', { timeout: 120000 });
+    assert.equal(await page.locator('table.obs tbody tr').count(), 0);
+    assert.equal(await page.locator('#progress').count(), 0);
+    await shot(page, 'offline-cancelled');
+    // Classify starts a new worker, which finishes.
+    await page.click('#classify');
+    await page.waitForFunction((n) => document.querySelectorAll('table.obs tbody tr').length === n, jobs, { timeout: 120000 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(notOwnFiles(requests), [], 'the offline page makes no request but for its own files');
   assert.deepEqual(errors, []);
   await page.close();
 });

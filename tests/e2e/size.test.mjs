@@ -17,12 +17,15 @@ test('budget: wasm + JS < 1.5 MB', () => {
   console.log(`# BUDGET wasm+js: ${bytes} bytes (${(bytes / 1024 / 1024).toFixed(3)} MiB) in ${files.join(', ')}`);
   assert.ok(files.some((f) => f.endsWith('.wasm')), 'a wasm file in dist/');
   // Every wasm and JS file in dist/ is one the page loads: named by
-  // index.html, or imported by the JS it names (the snippets).
+  // index.html, imported by the JS it names (the snippets), or started by
+  // its wasm (the offline page's worker script).
   const index = readFileSync(join(DIST, 'index.html'), 'utf8');
   const loaded = files.filter((f) => !f.includes('/') && index.includes(f));
   const imports = loaded.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(DIST, f), 'utf8')).join('\n');
+  const wasm = loaded.filter((f) => f.endsWith('.wasm')).map((f) => readFileSync(join(DIST, f)).toString('latin1')).join('\n');
   for (const f of files) {
-    assert.ok(loaded.includes(f) || imports.includes(`'./${f}'`), `${f} is loaded by index.html or its JS`);
+    assert.ok(loaded.includes(f) || imports.includes(`'./${f}'`) || wasm.includes(`/${f}`),
+      `${f} is loaded by index.html, its JS or its wasm`);
   }
   assert.ok(bytes < SIZE_BUDGET, `${bytes} bytes`);
 });

@@ -1,11 +1,9 @@
-//! A dump picked or dropped on the offline page. Its text is kept apart
-//! from the textarea: Chromium lays out every line a textarea holds, which
-//! for a dump of tens of megabytes costs seconds before anything is
-//! classified. The page shows the file's name and size instead, and puts
-//! the text in the textarea only when asked. A file larger than the page
-//! can hold is refused before a byte of it is read.
-
-use std::sync::Arc;
+//! A dump picked or dropped on the offline page. Its text never reaches
+//! the textarea unless asked for: Chromium lays out every line a textarea
+//! holds, which for a dump of tens of megabytes costs seconds. The page
+//! shows the file's name and size instead, and its worker reads the file
+//! (`crate::offline_worker`). A file larger than the page can hold is
+//! refused before a byte of it is read.
 
 /// The largest dump the page reads. The text is held by JavaScript (two
 /// bytes a character), copied into the engine's memory and parsed into a
@@ -14,12 +12,11 @@ use std::sync::Arc;
 /// tool.
 pub const MAX_DUMP_BYTES: u64 = 256 * 1024 * 1024;
 
-/// A dump read from a file, shown by its name and size.
+/// A dump picked from a file, shown by its name and size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PickedFile {
     pub name: String,
     pub size: u64,
-    pub text: Arc<str>,
 }
 
 impl PickedFile {
@@ -113,7 +110,6 @@ mod tests {
         let file = PickedFile {
             name: "dump.yaml".into(),
             size: 2048,
-            text: Arc::from("items: []"),
         };
         assert_eq!(file.label(), "dump.yaml (2.0 KiB)");
     }

@@ -7,7 +7,7 @@
 //! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
 //! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`,
 //! `queue_book::QueueBook`, `queues_view::QueuesView`,
-//! `dump_file::PickedFile`) with
+//! `dump_file::PickedFile`, `offline_worker::Loads`) with
 //! methods, tested natively;
 //! `ui` holds the Leptos components.
 
@@ -29,6 +29,7 @@ pub mod dump_file;
 pub mod history;
 pub mod namespace_access;
 pub mod notices;
+pub mod offline_worker;
 pub mod query;
 pub mod queue_book;
 pub mod queues_view;

@@ -12,6 +12,21 @@
     )
 )]
 
+use wasm_bindgen::prelude::*;
+
+/// On the page, the app; in the offline page's worker (the same wasm,
+/// loaded by `offline-worker.js`), only the hash keys: its messages come
+/// through [`offline_worker_message`].
 fn main() {
-    web::mount();
+    if web_sys::window().is_some() {
+        web::mount();
+    } else {
+        web::ui::offline_worker::key_hashes_in_worker();
+    }
+}
+
+/// The offline page's worker hands each message here.
+#[wasm_bindgen]
+pub fn offline_worker_message(data: JsValue) {
+    web::ui::offline_worker::on_message(data);
 }

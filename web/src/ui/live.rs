@@ -460,10 +460,14 @@ async fn offer_namespaces(live: Live, generation: u64) {
 
 /// Saves `text` as a file through a temporary link.
 pub fn download(name: &str, text: &str) {
-    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    download_parts(name, &js_sys::Array::of1(&JsValue::from_str(text)));
+}
+
+/// Saves the JavaScript strings `parts` as one JSON file named `name`.
+pub fn download_parts(name: &str, parts: &js_sys::Array) {
     let options = web_sys::BlobPropertyBag::new();
     options.set_type("application/json");
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options) else {
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(parts, &options) else {
         return;
     };
     let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {

@@ -7,6 +7,7 @@ mod explain;
 mod live;
 mod net;
 mod offline;
+pub mod offline_worker;
 mod queues;
 mod signin;
 mod table;

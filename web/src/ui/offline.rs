@@ -1,210 +1,352 @@
 //! The offline page: a kubectl dump or a downloaded snapshot, pasted or
-//! dropped, classified in this browser. Nothing is sent anywhere.
+//! dropped, classified in this browser. Nothing is sent anywhere: the
+//! parsing and the rules run in the page's own Web Worker
+//! (`crate::offline_worker`), so a big dump never freezes the page, shows
+//! its progress and can be cancelled.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
-use classify_wasm::{Explanation, InputError, Mode};
 use leptos::prelude::*;
-
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 
 use super::explain::ExplainView;
+use super::offline_worker::{download_text, Answer, PageWorker};
 use super::table::{Bar, Counts, Filters, Table};
 use super::Nav;
 use crate::dump_file::{self, PickedFile};
 use crate::history::HistoryView;
+use crate::offline_worker::{Classified, Explaining, Load, Loads, Reply, Request};
 use crate::queue_book::QueueBook;
-use crate::store::{AttemptsSummary, Header, ItemKey, Row, Store};
+use crate::store::ItemKey;
 
-/// What the page classified.
-#[derive(Debug, Clone, Default)]
-pub struct Classified {
-    pub rows: Vec<Arc<Row>>,
-    pub explanations: Vec<Explanation>,
-    /// The objects, for the YAML view and the download.
-    pub store: Option<Store>,
-    /// The queue facts, when the dump holds LocalQueues or ClusterQueues.
-    pub queues: Arc<QueueBook>,
+/// The page's worker, and the file it was last given (a `File` is the
+/// browser's, not a signal's).
+#[derive(Clone, Copy)]
+struct Worker {
+    worker: StoredValue<Option<Rc<PageWorker>>, LocalStorage>,
+    picked: StoredValue<Option<web_sys::File>, LocalStorage>,
 }
 
-/// Reads the override selects: `auto` leaves the input's own say.
-pub fn overrides(mode: &str, nodes: &str) -> Header {
-    Header {
-        mode: mode.parse::<Mode>().ok(),
-        nodes_readable: match nodes {
-            "yes" => Some(true),
-            "no" => Some(false),
-            _ => None,
-        },
+impl Worker {
+    fn post(&self, request: &Request, beside: &JsValue) {
+        self.worker.with_value(|w| {
+            if let Some(w) = w {
+                w.post(request, beside)
+            }
+        });
+    }
+
+    fn stop(&self) {
+        self.worker.with_value(|w| {
+            if let Some(w) = w {
+                w.stop()
+            }
+        });
     }
 }
 
-/// Classifies the input entirely here.
-pub fn classify_input(text: &str, header: Header) -> Result<Classified, InputError> {
-    let explanations = classify_wasm::explain(text, header.options())?;
-    let rows = explanations
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            Arc::new(Row {
-                key: ItemKey::of(&e.observation),
-                observation: e.observation.clone(),
-                attempts: AttemptsSummary::of(&e.trace.attempts),
-                changed_at: None,
-                revision: i as u64,
-            })
-        })
-        .collect();
-    // The store (objects as YAML, Download snapshot) reads JSON; a YAML dump
-    // is converted the way the engine read it, so it classifies the same.
-    let classified = explanations
-        .iter()
-        .map(|e| classify_wasm::Attempted {
-            observation: e.observation.clone(),
-            attempts: e.trace.attempts.clone(),
-        })
-        .collect();
-    let store = classify_wasm::dump_to_json(text)
-        .ok()
-        .and_then(|json| Store::load_classified(&json, header, classified).ok());
-    // The same facts `classify --output explain` prints; the dump classified
-    // above, so reading it for them fails only where it did not.
-    let queues = classify_wasm::queue::may_hold_queues(text)
-        .then(|| classify_wasm::queue::facts_in_snapshot(text, &Default::default()).ok())
-        .flatten()
-        .map(QueueBook::offline)
-        .unwrap_or_default();
-    Ok(Classified {
-        rows,
-        explanations,
-        store,
-        queues: Arc::new(queues),
-    })
+/// The page's signals that the worker's answers move.
+#[derive(Clone, Copy)]
+struct Answers {
+    loads: RwSignal<Loads>,
+    explaining: RwSignal<Explaining>,
+    /// The id of the snapshot asked for by Download, until it comes.
+    download: RwSignal<Option<u64>>,
 }
 
-/// An input error as the page shows it.
-pub fn error_text(e: &InputError) -> String {
-    format!(
-        "Line {}, column {}: {} ({})",
-        e.position.line, e.position.column, e.message, e
-    )
+impl Answers {
+    fn take(self, answer: Answer) {
+        let reply = answer.reply;
+        match &reply {
+            Reply::Explained { .. } => {
+                // One job's objects: small, so explained on this thread.
+                let view = answer.beside.as_string();
+                self.explaining.update(|e| {
+                    e.on_reply(&reply, view.as_deref());
+                });
+            }
+            Reply::Snapshot { id, sent } => {
+                if self.download.get_untracked() == Some(*id) {
+                    self.download.set(None);
+                    if *sent {
+                        download_text("snapshot.json", &answer.beside);
+                    }
+                }
+            }
+            _ => {
+                self.loads.update(|l| {
+                    l.on_reply(reply);
+                });
+            }
+        }
+    }
+}
+
+/// The page's state: what is input, the worker, and what it answered.
+/// Signals only, so it is `Copy` into every handler.
+#[derive(Clone, Copy)]
+struct Page {
+    input: DumpSource,
+    mode: RwSignal<String>,
+    nodes: RwSignal<String>,
+    answers: Answers,
+    worker: Worker,
+}
+
+impl Page {
+    fn new() -> Page {
+        let answers = Answers {
+            loads: RwSignal::new(Loads::default()),
+            explaining: RwSignal::new(Explaining::default()),
+            download: RwSignal::new(None),
+        };
+        let loads = answers.loads;
+        Page {
+            input: DumpSource {
+                text: RwSignal::new(String::new()),
+                file: RwSignal::new(None),
+                file_error: RwSignal::new(None),
+            },
+            mode: RwSignal::new("auto".to_string()),
+            nodes: RwSignal::new("auto".to_string()),
+            answers,
+            worker: Worker {
+                worker: StoredValue::new_local(Some(Rc::new(PageWorker::new(
+                    move |answer| answers.take(answer),
+                    move || loads.update(Loads::worker_failed),
+                )))),
+                picked: StoredValue::new_local(None),
+            },
+        }
+    }
+
+    /// Classifies the picked file, or else the textarea's text.
+    fn run(self) {
+        let loads = self.answers.loads;
+        let picked = self.worker.picked.get_value();
+        let (beside, total, reading) = match &picked {
+            Some(f) => (JsValue::from(f.clone()), dump_file::size_of(f.size()), true),
+            None => {
+                let input = self.input.text.get_untracked();
+                if input.trim().is_empty() {
+                    loads.update(Loads::clear);
+                    return;
+                }
+                (JsValue::from_str(&input), input.len() as u64, false)
+            }
+        };
+        let mut id = 0;
+        loads.update(|l| id = l.start(total, reading));
+        self.answers.explaining.set(Explaining::Nothing);
+        self.worker.post(
+            &Request::Classify {
+                id,
+                mode: self.mode.get_untracked(),
+                nodes: self.nodes.get_untracked(),
+            },
+            &beside,
+        );
+    }
+
+    /// Stops the worker, and with it the load under way.
+    fn cancel(self) {
+        self.worker.stop();
+        self.answers.loads.update(Loads::cancel);
+    }
+
+    /// A picked or dropped file: refused by its size before a byte is read
+    /// (reading it could crash the tab), else classified.
+    fn read_file(self, picked: web_sys::File) {
+        let DumpSource {
+            file, file_error, ..
+        } = self.input;
+        let name = picked.name();
+        let size = dump_file::size_of(picked.size());
+        if let Err(refused) = dump_file::admit(&name, size) {
+            self.worker.picked.set_value(None);
+            file.set(None);
+            self.answers.loads.update(Loads::clear);
+            file_error.set(Some(refused));
+            return;
+        }
+        file_error.set(None);
+        self.worker.picked.set_value(Some(picked));
+        file.set(Some(PickedFile { name, size }));
+        self.run();
+    }
+
+    /// The text of a picked file, into the textarea, on request only: a
+    /// big one costs seconds of layout there.
+    fn show_text(self) {
+        let Some(picked) = self.worker.picked.get_value() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            if let Ok(v) = wasm_bindgen_futures::JsFuture::from(picked.text()).await {
+                self.input.text.set(v.as_string().unwrap_or_default());
+                self.worker.picked.set_value(None);
+                self.input.file.set(None);
+            }
+        });
+    }
+
+    /// Asks the worker for what `key`'s row read, unless asked already.
+    fn ask_explanation(self, key: ItemKey) {
+        if !self.answers.explaining.with_untracked(|e| e.needs(&key)) {
+            return;
+        }
+        let mut id = 0;
+        self.answers.loads.update_untracked(|l| id = l.next_id());
+        self.answers.explaining.set(Explaining::Waiting {
+            id,
+            key: key.clone(),
+        });
+        self.worker.post(
+            &Request::Explain {
+                id,
+                kind: key.kind,
+                namespace: key.namespace,
+                name: key.name,
+            },
+            &JsValue::UNDEFINED,
+        );
+    }
+
+    /// Asks the worker for the snapshot to download.
+    fn download(self) {
+        let mut id = 0;
+        self.answers.loads.update_untracked(|l| id = l.next_id());
+        self.answers.download.set(Some(id));
+        self.worker
+            .post(&Request::Snapshot { id }, &JsValue::UNDEFINED);
+    }
 }
 
 #[component]
 pub fn Offline(#[prop(into)] now: Signal<f64>) -> impl IntoView {
     let nav = expect_context::<Nav>();
-    let text = RwSignal::new(String::new());
-    // A picked or dropped file's text, kept out of the textarea.
-    let file: RwSignal<Option<PickedFile>> = RwSignal::new(None);
-    let file_error: RwSignal<Option<String>> = RwSignal::new(None);
-    let mode = RwSignal::new("auto".to_string());
-    let nodes = RwSignal::new("auto".to_string());
-    let result: RwSignal<Option<Result<Classified, String>>> = RwSignal::new(None);
-    let input = DumpSource {
-        text,
-        file,
-        file_error,
-    };
-
-    let run = Callback::new(move |()| {
-        let header = overrides(&mode.get_untracked(), &nodes.get_untracked());
-        let classified = match file.with_untracked(|f| f.as_ref().map(|f| f.text.clone())) {
-            Some(picked) => classify_input(&picked, header),
-            None => {
-                let input = text.get_untracked();
-                if input.trim().is_empty() {
-                    result.set(None);
-                    return;
-                }
-                classify_input(&input, header)
-            }
-        };
-        result.set(Some(classified.map_err(|e| error_text(&e))));
-    });
-    let read_file = Callback::new(move |picked: web_sys::File| {
-        let name = picked.name();
-        let size = dump_file::size_of(picked.size());
-        // Refused before a byte is read: reading it could crash the tab.
-        if let Err(refused) = dump_file::admit(&name, size) {
-            file.set(None);
-            result.set(None);
-            file_error.set(Some(refused));
-            return;
-        }
-        file_error.set(None);
-        leptos::task::spawn_local(async move {
-            match wasm_bindgen_futures::JsFuture::from(picked.text()).await {
-                Ok(v) => {
-                    let text: Arc<str> = Arc::from(v.as_string().unwrap_or_default());
-                    file.set(Some(PickedFile { name, size, text }));
-                    run.run(());
-                }
-                Err(_) => file_error.set(Some(format!("{name} could not be read"))),
-            }
-        });
-    });
-
-    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
-    let rows = Memo::new(move |_| {
-        filter.with(|f| {
-            result.with(|r| match r {
-                Some(Ok(c)) => c
-                    .rows
-                    .iter()
-                    .filter(|r| f.matches(&r.observation))
-                    .cloned()
-                    .collect(),
-                _ => Vec::new(),
-            })
-        })
-    });
-    let counts = Memo::new(move |_| {
-        result.with(|r| match r {
-            Some(Ok(c)) => Counts::of(c.rows.iter().map(|r| &r.observation)),
-            _ => Counts::default(),
-        })
-    });
-    let total = Signal::derive(move || counts.with(|c| c.total));
-    let shown = Signal::derive(move || rows.with(Vec::len));
+    let page = Page::new();
+    let loads = page.answers.loads;
+    let classified = Memo::new_with_compare(
+        move |_| loads.with(|l| l.classified().cloned()),
+        another_load,
+    );
     let queues = Signal::derive(move || {
-        result.with(|r| match r {
-            Some(Ok(c)) => c.queues.clone(),
-            _ => Arc::default(),
+        classified.with(|c| match c {
+            Some(c) => c.queues.clone(),
+            None => Arc::default(),
         })
-    });
-    let open = Callback::new(move |key: ItemKey| {
-        let mut v = nav.view.get_untracked().explaining(&key.kind, &key.name);
-        v.namespace = Some(key.namespace.clone());
-        nav.go(v);
     });
     let back = Callback::new(move |_| nav.go(nav.view.get_untracked().table()));
     let target = Memo::new(move |_| explained_key(nav));
+    // Asks the worker for the explanation the URL names, once the rows
+    // it belongs to are there.
+    Effect::new(move |_| {
+        if let (Some(key), true) = (target.get(), classified.with(Option::is_some)) {
+            page.ask_explanation(key);
+        }
+    });
+    let cancel = Callback::new(move |()| page.cancel());
     let results = move || {
         if let Some(key) = target.get() {
-            return explanation_view(result, key, queues, back);
-        }
-        match result.get() {
-            None => view! { <p class="muted">"Paste or drop input above, then classify."</p> }.into_any(),
-            Some(Err(e)) => view! { <p class="error" id="input-error" role="alert">{e}</p> }.into_any(),
-            Some(Ok(c)) if c.rows.is_empty() => view! { <p class="muted" id="empty">"The input holds no object of a kind that is read: nothing to show."</p> }.into_any(),
-            Some(Ok(_)) => view! {
-                <Bar counts=counts />
-                <Filters shown=shown total=total />
-                <Table rows=rows now=now queues=queues on_open=open />
+            if classified.with(Option::is_some) {
+                return explanation_view(page.answers.explaining, key, queues, back);
             }
-            .into_any(),
         }
+        loads.with(|l| match &l.state {
+            Load::Idle => view! { <p class="muted">"Paste or drop input above, then classify."</p> }.into_any(),
+            Load::Working { progress, .. } => load_progress(*progress, cancel),
+            Load::Cancelled => view! { <p class="muted" id="cancelled">"Cancelled: nothing was classified."</p> }.into_any(),
+            Load::Failed(e) => view! { <p class="error" id="input-error" role="alert">{e.clone()}</p> }.into_any(),
+            Load::Done(c) if c.rows.is_empty() => view! { <p class="muted" id="empty">"The input holds no object of a kind that is read: nothing to show."</p> }.into_any(),
+            Load::Done(_) => view! { <ClassifiedTable classified=classified queues=queues now=now /> }.into_any(),
+        })
     };
     view! {
         <section class="offline">
             <p class="privacy" id="privacy">
                 "Classified entirely in this browser: nothing you paste or drop is uploaded or sent anywhere."
             </p>
-            <DumpInput input=input on_file=read_file />
-            <OverridesBar mode=mode nodes=nodes result=result run=run />
+            <DumpInput input=page.input on_file=Callback::new(move |f| page.read_file(f))
+                show_text=Callback::new(move |()| page.show_text()) />
+            <OverridesBar mode=page.mode nodes=page.nodes loads=loads
+                run=Callback::new(move |()| page.run()) download=Callback::new(move |()| page.download()) />
         </section>
         {results}
     }
+}
+
+/// The counts, the filters and the table of what the page classified.
+#[component]
+fn ClassifiedTable(
+    classified: Memo<Option<Arc<Classified>>>,
+    queues: Signal<Arc<QueueBook>>,
+    now: Signal<f64>,
+) -> impl IntoView {
+    let nav = expect_context::<Nav>();
+    let filter = Memo::new(move |_| nav.view.with(|v| v.filter.clone()));
+    let rows = Memo::new(move |_| {
+        filter.with(|f| {
+            classified.with(|c| match c {
+                Some(c) => c
+                    .rows
+                    .iter()
+                    .filter(|r| f.matches(&r.observation))
+                    .cloned()
+                    .collect(),
+                None => Vec::new(),
+            })
+        })
+    });
+    let counts = Memo::new(move |_| {
+        classified.with(|c| match c {
+            Some(c) => Counts::of(c.rows.iter().map(|r| &r.observation)),
+            None => Counts::default(),
+        })
+    });
+    let total = Signal::derive(move || counts.with(|c| c.total));
+    let shown = Signal::derive(move || rows.with(Vec::len));
+    let open = Callback::new(move |key: ItemKey| {
+        let mut v = nav.view.get_untracked().explaining(&key.kind, &key.name);
+        v.namespace = Some(key.namespace.clone());
+        nav.go(v);
+    });
+    view! {
+        <Bar counts=counts />
+        <Filters shown=shown total=total />
+        <Table rows=rows now=now queues=queues on_open=open />
+    }
+}
+
+/// Whether the rows differ: a load's rows are one `Arc`, so a progress
+/// message or an explanation never makes the table think them new.
+fn another_load(
+    before: Option<&Option<Arc<Classified>>>,
+    now: Option<&Option<Arc<Classified>>>,
+) -> bool {
+    match (before, now) {
+        (Some(Some(a)), Some(Some(b))) => !Arc::ptr_eq(a, b),
+        (Some(None), Some(None)) => false,
+        _ => true,
+    }
+}
+
+/// A load under way: how far, as a bar (bytes read) or a busy bar (the
+/// parse), and Cancel.
+fn load_progress(progress: crate::offline_worker::Progress, cancel: Callback<()>) -> AnyView {
+    let bar = match progress.bar() {
+        Some((done, total)) => view! { <progress id="progress-bar" max=total.to_string() value=done.to_string()></progress> }.into_any(),
+        None => view! { <progress id="progress-bar"></progress> }.into_any(),
+    };
+    view! {
+        <div class="progress" id="progress" role="status">
+            {bar}
+            <span id="progress-text">{progress.text()}</span>
+            <button id="cancel" on:click=move |_| cancel.run(())>"Cancel"</button>
+        </div>
+    }
+    .into_any()
 }
 
 /// The object the URL asks to explain, if any.
@@ -219,32 +361,26 @@ fn explained_key(nav: Nav) -> Option<ItemKey> {
     })
 }
 
-/// The explanation of `key` from what the page classified, or a note that
+/// The explanation of `key` the worker sent, a wait for it, or a note that
 /// the input does not hold it.
 fn explanation_view(
-    result: RwSignal<Option<Result<Classified, String>>>,
+    explaining: RwSignal<Explaining>,
     key: ItemKey,
     queues: Signal<Arc<QueueBook>>,
     back: Callback<()>,
 ) -> AnyView {
-    let found = result.with(|r| match r {
-        Some(Ok(c)) => c
-            .explanations
-            .iter()
-            .find(|e| ItemKey::of(&e.observation) == key)
-            .cloned()
-            .map(|e| {
-                let objects = c.store.as_ref().map(|s| s.objects_of(&key));
-                (e, objects.unwrap_or_default())
-            }),
+    let found = explaining.with(|e| match e {
+        Explaining::Answered { key: k, found } if *k == key => Some(found.clone()),
         _ => None,
     });
     match found {
-        Some((e, objects)) => {
+        None => view! { <p class="muted" id="explaining">"Explaining…"</p> }.into_any(),
+        Some(Some(found)) => {
+            let found = *found;
             let queue = Signal::derive(move || queues.with(|q| q.section(&key)));
-            view! { <ExplainView explanation=e objects=objects on_back=back history=Signal::stored(HistoryView::NotKept) queue=queue /> }.into_any()
+            view! { <ExplainView explanation=found.explanation objects=found.objects on_back=back history=Signal::stored(HistoryView::NotKept) queue=queue /> }.into_any()
         }
-        None => view! {
+        Some(None) => view! {
             <p class="muted">"That object is not in the input above (the page keeps nothing: paste the input again)."</p>
             <button class="link back" on:click=move |_| back.run(())>"← back to the table"</button>
         }
@@ -264,20 +400,17 @@ struct DumpSource {
 /// The drop area: the file picker, what was picked (or why it was
 /// refused), and the textarea, hidden while a file is the input.
 #[component]
-fn DumpInput(input: DumpSource, on_file: Callback<web_sys::File>) -> impl IntoView {
+fn DumpInput(
+    input: DumpSource,
+    on_file: Callback<web_sys::File>,
+    show_text: Callback<()>,
+) -> impl IntoView {
     let DumpSource {
         text,
         file,
         file_error,
     } = input;
     let dragging = RwSignal::new(false);
-    // Shows a picked file's text in the textarea, which then is the input.
-    let show_text = move |_| {
-        if let Some(picked) = file.get_untracked() {
-            text.set(picked.text.to_string());
-            file.set(None);
-        }
-    };
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
         dragging.set(false);
@@ -308,9 +441,9 @@ fn DumpInput(input: DumpSource, on_file: Callback<web_sys::File>) -> impl IntoVi
             {move || file_error.get().map(|why| view! { <p class="error" id="file-error" role="alert">{why}</p> })}
             {move || file.with(|f| f.as_ref().map(PickedFile::label)).map(|label| view! {
                 <p class="picked" id="picked">
-                    "Classifying the file "<strong id="picked-name">{label}</strong>
+                    "The input is the file "<strong id="picked-name">{label}</strong>
                     " (its text is not shown, which keeps a large dump quick). "
-                    <button class="link" id="show-text" on:click=show_text>"Show the text"</button>
+                    <button class="link" id="show-text" on:click=move |_| show_text.run(())>"Show the text"</button>
                 </p>
             })}
             <textarea id="input" rows="12" spellcheck="false" placeholder="apiVersion: v1\nkind: List\nitems: ..."
@@ -327,11 +460,12 @@ fn DumpInput(input: DumpSource, on_file: Callback<web_sys::File>) -> impl IntoVi
 fn OverridesBar(
     mode: RwSignal<String>,
     nodes: RwSignal<String>,
-    result: RwSignal<Option<Result<Classified, String>>>,
+    loads: RwSignal<Loads>,
     run: Callback<()>,
+    download: Callback<()>,
 ) -> impl IntoView {
     let rerun = move || {
-        if result.with_untracked(Option::is_some) {
+        if loads.with_untracked(|l| !matches!(l.state, Load::Idle)) {
             run.run(())
         }
     };
@@ -352,64 +486,8 @@ fn OverridesBar(
                 </select>
             </label>
             <button id="classify" class="primary" on:click=move |_| run.run(())>"Classify"</button>
-            <button id="download" disabled=move || !result.with(|r| matches!(r, Some(Ok(c)) if c.store.is_some()))
-                on:click=move |_| {
-                    let text = result.with_untracked(|r| match r { Some(Ok(c)) => c.store.as_ref().map(Store::snapshot_json), _ => None });
-                    if let Some(t) = text { super::live::download("snapshot.json", &t) }
-                }>"Download snapshot"</button>
+            <button id="download" disabled=move || loads.with(|l| l.classified().is_none())
+                on:click=move |_| download.run(())>"Download snapshot"</button>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::Value;
-
-    #[test]
-    fn yaml_dumps_classify_and_keep_their_objects() {
-        let dir = test_support::shared_dir().join("dumps");
-        let mut seen = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.extension().is_some_and(|e| e == "yaml") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                let c = classify_input(&text, Header::default()).unwrap();
-                // The objects are kept for the YAML view and the download.
-                let store = c.store.as_ref().expect("a store from the YAML dump");
-                let snapshot: Value = serde_json::from_str(&store.snapshot_json()).unwrap();
-                assert!(!snapshot["items"].as_array().unwrap().is_empty());
-                let expected: Value = serde_json::from_str(
-                    &std::fs::read_to_string(p.with_extension("expected.json")).unwrap(),
-                )
-                .unwrap();
-                let got: Vec<Value> = c
-                    .rows
-                    .iter()
-                    .map(|r| serde_json::to_value(&r.observation).unwrap())
-                    .collect();
-                assert_eq!(Value::Array(got), expected, "{}", p.display());
-                seen += 1;
-            }
-        }
-        assert!(seen > 0);
-    }
-
-    #[test]
-    fn errors_show_line_and_column() {
-        let e = classify_input(
-            "{\n  \"kind\": \"Snapshot\",\n  \"mode\": 3\n}",
-            Header::default(),
-        )
-        .unwrap_err();
-        let t = error_text(&e);
-        assert!(t.starts_with("Line 3, column "), "{t}");
-    }
-
-    #[test]
-    fn overrides_read_the_selects() {
-        assert_eq!(overrides("auto", "auto"), Header::default());
-        assert_eq!(overrides("kueue", "no").mode, Some(Mode::Kueue));
-        assert_eq!(overrides("plain", "yes").nodes_readable, Some(true));
     }
 }
