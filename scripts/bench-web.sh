@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark of the web client's timed budgets (first useful paint and change
-# to repaint with 1,000 TrainJobs) in headless Chromium, each with a ratio
+# to repaint with 1,000 TrainJobs, or 10,000 with --scale 10) in headless
+# Chromium, each with a ratio
 # against a plain-JS baseline measured in the same run; see
 # tests/e2e/bench/budgets.mjs. Not part of CI: it exits non-zero only when
 # something is broken, never for a missed goal.
 # Builds the web UI (dist/) and the server (release), like test-e2e.sh.
-#   ./scripts/bench-web.sh [--rounds N]
+#   ./scripts/bench-web.sh [--rounds N] [--scale K]
 #   ./scripts/bench-web.sh --offline [--rounds N]
 # --offline: the offline page instead, a 68 MB dump picked against the
 # native CLI on the same file (tests/e2e/bench/offline.mjs); the dump is

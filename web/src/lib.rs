@@ -5,7 +5,7 @@
 //! State lives in plain structs (`store::Store`, `query::ViewState`,
 //! `timeline::Layout`, `session::AuthState`,
 //! `namespace_access::NamespaceAccess`, `stream_client::StreamClient`,
-//! `history::HistoryView`, `repaint::RepaintGate`, `notices::Notices`,
+//! `history::HistoryView`, `repaint::RepaintGate`, `row_window::RowWindow`, `notices::Notices`,
 //! `queue_book::QueueBook`, `queues_view::QueuesView`,
 //! `dump_file::PickedFile`, `offline_worker::Loads`) with
 //! methods, tested natively;
@@ -34,6 +34,7 @@ pub mod query;
 pub mod queue_book;
 pub mod queues_view;
 pub mod repaint;
+pub mod row_window;
 pub mod server_info;
 pub mod session;
 pub mod store;

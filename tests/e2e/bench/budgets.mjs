@@ -49,10 +49,15 @@ const { values: args } = parseArgs({ options: {
   'settle-ms': { type: 'string', default: '2000' },
   'no-rows': { type: 'boolean', default: false },
   attached: { type: 'boolean', default: false },
+  scale: { type: 'string', default: '1' },
 } });
 const ROUNDS = Math.max(1, Number(args.rounds) || 3);
 const SETTLE_MS = Math.max(0, Number(args['settle-ms']) || 0);
-const JOBS = 1000;
+// --scale K: the namespace taken (or loaded) is copied K times into itself,
+// each copy's objects renamed, so K=10 measures 10,000 TrainJobs.
+const SCALE = Math.max(1, Math.floor(Number(args.scale) || 1));
+const TAKEN = 1000;
+const JOBS = TAKEN * SCALE;
 const CHANGES = 30;
 const GOALS = { size: 1.5 * 1000 * 1000, paint: 1000, repaint: 50 };
 const broken = [];
@@ -61,13 +66,13 @@ const broken = [];
 // server is stopped and a quiet stand-in replays it, so that the machine's
 // two cores measure the browser, not the demo's scenario driver.
 async function takeSnapshot() {
-  const server = await startServer(['--demo-jobs', String(JOBS * 3), '--demo-pace-ms', '60000']);
+  const server = await startServer(['--demo-jobs', String(TAKEN * 3), '--demo-pace-ms', '60000']);
   let ns, snapshot;
   try {
     ({ namespaces: [ns] } = await (await fetch(`${server.url}/api/v1/namespaces`)).json());
     for (let i = 0; i < 120; i++) {
       snapshot = await (await fetch(`${server.url}/api/v1/namespaces/${ns}/snapshot`)).json();
-      if (snapshot.items.filter((x) => x.kind === 'TrainJob').length >= JOBS) break;
+      if (snapshot.items.filter((x) => x.kind === 'TrainJob').length >= TAKEN) break;
       await new Promise((r) => setTimeout(r, 500));
     }
   } finally {
@@ -75,13 +80,45 @@ async function takeSnapshot() {
   }
   // Exactly 1,000 TrainJobs: drop the others with everything of theirs.
   const tjs = snapshot.items.filter((x) => x.kind === 'TrainJob');
-  const gone = tjs.slice(JOBS).flatMap((t) => [t.metadata.name, t.metadata.uid]);
+  const gone = tjs.slice(TAKEN).flatMap((t) => [t.metadata.name, t.metadata.uid]);
   if (gone.length) {
     const re = new RegExp(gone.map((g) => g.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'));
     snapshot.items = snapshot.items.filter((x) => !re.test(JSON.stringify(x)));
     snapshot.captured = (snapshot.captured ?? []).filter((c) => !re.test(JSON.stringify(c)));
   }
   return { ns, snapshot };
+}
+
+/** `snapshot` with `scale` copies of its namespaced objects: copy k renames
+ * every string that is the name or UID of one of them (its references,
+ * labels and captured pods' TrainJob UIDs included) with a `-rk` suffix,
+ * so each copy links as the original does. Nodes and runtimes are shared. */
+function scaled(snapshot, scale) {
+  if (scale === 1) return snapshot;
+  const shared = new Set(['Node', 'TrainingRuntime', 'ClusterTrainingRuntime', 'ClusterQueue']);
+  const names = new Set();
+  for (const x of snapshot.items) {
+    if (shared.has(x.kind)) continue;
+    if (x.metadata?.name) names.add(x.metadata.name);
+    if (x.metadata?.uid) names.add(x.metadata.uid);
+  }
+  for (const c of snapshot.captured ?? []) {
+    if (c.pod?.metadata?.name) names.add(c.pod.metadata.name);
+    if (c.pod?.metadata?.uid) names.add(c.pod.metadata.uid);
+  }
+  const rename = (v, suffix) => {
+    if (typeof v === 'string') return names.has(v) ? v + suffix : v;
+    if (Array.isArray(v)) return v.map((e) => rename(e, suffix));
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, rename(e, suffix)]));
+    return v;
+  };
+  const items = [...snapshot.items];
+  const captured = [...(snapshot.captured ?? [])];
+  for (let k = 1; k < scale; k++) {
+    for (const x of snapshot.items) if (!shared.has(x.kind)) items.push(rename(x, `-r${k}`));
+    for (const c of snapshot.captured ?? []) captured.push(rename(c, `-r${k}`));
+  }
+  return { ...snapshot, items, captured };
 }
 
 // The baseline page (see the top of this file).
@@ -224,8 +261,16 @@ const PAINT_PROBE = `(() => {
     }
     requestAnimationFrame(done);
   };
+  // The baseline draws every row; the app draws those near the view, and
+  // is done when its count says every row is there and some are drawn.
+  const ready = () => {
+    const drawn = document.querySelectorAll(${JSON.stringify(ROWS)}).length;
+    if (!app) return drawn >= ${JOBS};
+    const m = /^(\d+) of (\d+) shown$/.exec(document.querySelector('#shown-count')?.textContent ?? '');
+    return drawn > 0 && m !== null && m[1] === m[2] && Number(m[1]) >= ${JOBS};
+  };
   const check = () => {
-    if (document.querySelectorAll(${JSON.stringify(ROWS)}).length >= ${JOBS}) {
+    if (ready()) {
       window.__rowsAt = performance.now();
       done();
       return;
@@ -339,10 +384,11 @@ const verdict = (ok) => (ok ? 'PASS' : 'MISS');
 const files = readdirSync(DIST, { recursive: true }).filter((f) => /\.(wasm|js)$/.test(f));
 const bytes = files.reduce((n, f) => n + statSync(join(DIST, f)).size, 0);
 
-const { ns, snapshot } = args.snapshot
+const { ns, snapshot: taken } = args.snapshot
   ? JSON.parse(readFileSync(args.snapshot, 'utf8'))
   : await takeSnapshot();
-if (args['save-snapshot']) writeFileSync(args['save-snapshot'], JSON.stringify({ ns, snapshot }));
+if (args['save-snapshot']) writeFileSync(args['save-snapshot'], JSON.stringify({ ns, snapshot: taken }));
+const snapshot = scaled(taken, SCALE);
 const count = snapshot.items.filter((x) => x.kind === 'TrainJob').length;
 if (count < JOBS) broken.push(`the demo namespace holds ${count} TrainJobs, not ${JOBS}`);
 const site = await standIn(ns, snapshot);
@@ -372,8 +418,11 @@ try {
   const l = { app: ac.latencies, base: bc.latencies };
   console.log('');
   console.log(`BUDGET size wasm+js: ${bytes} bytes (${(bytes / 1e6).toFixed(3)} MB) — goal < 1.5 MB: ${verdict(bytes < GOALS.size)}`);
-  console.log(`BUDGET first useful paint (${JOBS} TrainJobs, navigation start to ${JOBS} rows), median of ${ROUNDS}: `
-    + `app ${p.app.toFixed(0)} ms, baseline ${p.base.toFixed(0)} ms, ratio ${(p.app / p.base).toFixed(2)} — goal < ${GOALS.paint} ms: ${verdict(p.app < GOALS.paint)}`);
+  // At 1,000 TrainJobs the goals are times; past it, ratios (issue 30).
+  const paintGoal = SCALE === 1 ? `goal < ${GOALS.paint} ms: ${verdict(p.app < GOALS.paint)}`
+    : `goal ratio ≤ 1.2: ${verdict(p.app / p.base <= 1.2)}`;
+  console.log(`BUDGET first useful paint (${JOBS} TrainJobs, navigation start to every row counted and those in view drawn; the baseline draws all ${JOBS}), median of ${ROUNDS}: `
+    + `app ${p.app.toFixed(0)} ms, baseline ${p.base.toFixed(0)} ms, ratio ${(p.app / p.base).toFixed(2)} — ${paintGoal}`);
   if (paints.own.length === ROUNDS) {
     const own = median(paints.own);
     console.log(`INFO the page's own classification shown (${args['no-rows'] ? 'no rows event' : 'after the rows event'}), median of ${ROUNDS}: `
@@ -382,7 +431,9 @@ try {
   if (l.app.length && l.base.length) {
     console.log(`BUDGET change to repaint (${l.app.length} events): app median ${pct(l.app, 0.5).toFixed(1)} ms, p95 ${pct(l.app, 0.95).toFixed(1)} ms, max ${l.app.at(-1).toFixed(1)} ms; `
       + `baseline median ${pct(l.base, 0.5).toFixed(1)} ms, p95 ${pct(l.base, 0.95).toFixed(1)} ms; `
-      + `ratio p95 ${(pct(l.app, 0.95) / pct(l.base, 0.95)).toFixed(2)} — goal p95 < ${GOALS.repaint} ms: ${verdict(pct(l.app, 0.95) < GOALS.repaint)}`);
+      + `ratio p95 ${(pct(l.app, 0.95) / pct(l.base, 0.95)).toFixed(2)} — `
+      + (SCALE === 1 ? `goal p95 < ${GOALS.repaint} ms: ${verdict(pct(l.app, 0.95) < GOALS.repaint)}`
+        : `goal ratio p95 ≤ 1.1: ${verdict(pct(l.app, 0.95) / pct(l.base, 0.95) <= 1.1)}`));
   }
 } finally {
   await site.close();

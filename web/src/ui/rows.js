@@ -45,6 +45,10 @@ function fill(tr, row, fresh) {
   else if (!fresh) c[8].removeAttribute('title');
   // c[9] is the queue cell, which table.rs fills from the queue facts.
   text(c[10], detail);
+  // A cell does not wrap (rows have one height, web/src/row_window.rs): the
+  // whole detail is its hover.
+  if (detail) c[10].setAttribute('title', detail);
+  else if (!fresh) c[10].removeAttribute('title');
 }
 
 // New rows: one clone of `template` per row of `json`, in order.

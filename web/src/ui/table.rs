@@ -14,6 +14,7 @@ use wasm_bindgen::JsCast;
 use super::{mark, Nav};
 use crate::query::Filter;
 use crate::queue_book::QueueBook;
+use crate::row_window::{self, Geometry, RowWindow};
 use crate::store::{AttemptsSummary, ItemKey, Row};
 use crate::table_sync::Plan;
 
@@ -201,6 +202,11 @@ pub fn Filters(
             </label>
             <span class="filter-summary">{summary}</span>
             <span class="shown" id="shown-count">{move || format!("{} of {} shown", shown.get(), total.get())}</span>
+            {move || (shown.get() > row_window::DRAWN_WHOLE_UP_TO).then(|| view! {
+                <span class="muted drawn-note" id="drawn-note">
+                    "Only the rows near the view are drawn, so the browser's find-in-page misses the others: Search finds any row."
+                </span>
+            })}
             <button id="clear-filters" disabled=move || nav.view.with(|v| v.filter.is_empty())
                 on:click=move |_| nav.replace(|v| v.filter = Filter::default())>"Clear filters"</button>
         </section>
@@ -355,11 +361,82 @@ struct ShownRows {
     /// Kept apart from the row's fields: queue facts come in frames of
     /// their own, and change without the row's observation changing.
     queue_cells: KeyedMap<u64, QueueCell>,
+    /// Which rows are drawn, and the others' padding.
+    window: RowWindow,
+    /// One row's height as last measured (0 before one is drawn).
+    row_height: f64,
 }
 
 impl ShownRows {
-    /// Makes the body show `rows`, in order, after the [`Plan`].
+    /// Makes the body show the rows of `rows` near the view, in order, and
+    /// pads it for the others.
     fn show(&mut self, body: &web_sys::Element, rows: &[Arc<Row>], now: f64) {
+        let window = RowWindow::of(rows.len(), self.geometry(body));
+        let drawn = rows.get(window.drawn.clone()).unwrap_or_default();
+        self.draw(body, drawn, now);
+        self.window = window;
+        self.measure(body);
+        self.pad(body);
+    }
+
+    /// Where the rows are against the view: row 0 starts at the body's top
+    /// (the padding stands in for the rows above the drawn ones).
+    fn geometry(&self, body: &web_sys::Element) -> Geometry {
+        let view = web_sys::window()
+            .and_then(|w| w.inner_height().ok())
+            .and_then(|h| h.as_f64())
+            .unwrap_or(0.0);
+        Geometry {
+            scrolled: -body.get_bounding_client_rect().top(),
+            view,
+            row: if self.row_height > 0.0 {
+                self.row_height
+            } else {
+                row_window::ROW_HEIGHT_GUESS
+            },
+        }
+    }
+
+    /// Whether the view has moved far enough into the margin to draw again.
+    fn should_move(&self, body: &web_sys::Element, count: usize) -> bool {
+        self.window.should_move(count, self.geometry(body))
+    }
+
+    /// Takes the height of a drawn row: every row has one (no cell wraps).
+    fn measure(&mut self, body: &web_sys::Element) {
+        if let Some(first) = body.first_element_child() {
+            let height = first.get_bounding_client_rect().height();
+            if height.is_finite() && height >= 1.0 {
+                self.row_height = height;
+            }
+        }
+    }
+
+    /// The body's padding: the height of the rows not drawn above and below.
+    fn pad(&self, body: &web_sys::Element) {
+        let Some(body) = body.dyn_ref::<web_sys::HtmlElement>() else {
+            return;
+        };
+        let row = if self.row_height > 0.0 {
+            self.row_height
+        } else {
+            row_window::ROW_HEIGHT_GUESS
+        };
+        let style = body.style();
+        for (side, rows) in [
+            ("padding-top", self.window.above),
+            ("padding-bottom", self.window.below),
+        ] {
+            let _ = if rows == 0 {
+                style.remove_property(side).map(|_| ())
+            } else {
+                style.set_property(side, &format!("{:.2}px", rows as f64 * row))
+            };
+        }
+    }
+
+    /// Makes the body show `rows`, in order, after the [`Plan`].
+    fn draw(&mut self, body: &web_sys::Element, rows: &[Arc<Row>], now: f64) {
         let template = match &self.template {
             Some(t) => t.clone(),
             None => match web_sys::window()
@@ -541,12 +618,36 @@ pub fn Table(
     // with `rows` (see [`ShownRows`]), the DOM being the outside it syncs.
     let body = NodeRef::<leptos::html::Tbody>::new();
     let shown = StoredValue::new_local(ShownRows::default());
+    // Bumped when the view has scrolled (or the window resized) far enough
+    // into the drawn rows' margin that other rows must be drawn.
+    let moved = RwSignal::new(0u64);
     Effect::new(move |_| {
         let Some(body) = body.get() else { return };
         let now = now.get_untracked();
-        rows.with(|rows| shown.update_value(|s| s.show(&body, rows, now)));
+        moved.track();
+        let book = queues.get_untracked();
+        rows.with(|rows| {
+            shown.update_value(|s| {
+                s.show(&body, rows, now);
+                // Rows newly drawn get their queue cells at once.
+                let drawn = rows.get(s.window.drawn.clone()).unwrap_or_default();
+                s.show_queues(drawn, &book);
+            })
+        });
         mark("rows-drawn");
     });
+    for event in ["scroll", "resize"] {
+        let listener = window_event_listener_untyped(event, move |_| {
+            let Some(body) = body.get_untracked() else {
+                return;
+            };
+            let count = rows.with_untracked(Vec::len);
+            if shown.with_value(|s| s.should_move(&body, count)) {
+                moved.update(|m| *m += 1);
+            }
+        });
+        on_cleanup(move || listener.remove());
+    }
     // After the rows (effects run in the order they are made), and again
     // whenever a queues frame comes.
     Effect::new(move |_| {
