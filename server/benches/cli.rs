@@ -15,6 +15,14 @@
 //!
 //! `BUDGET cli-vs-jq: cli <ms> jq <ms> ratio <r> goal 0.05 PASS|MISS`
 //!
+//! Then it runs the CLI once more, alone, sampling its peak resident memory
+//! (`VmHWM`), and prints it against the input's size:
+//!
+//! `BUDGET cli-rss-vs-input: peak <MB> input <MB> ratio <r> goal 1.0 PASS|MISS`
+//!
+//! `CLI_BENCH_SCALE=N` makes the dump N times as many TrainJobs (4 gives
+//! 4,000 TrainJobs and 64,000 pods, about 273 MB).
+//!
 //! `jq` is the yardstick the issue names: what it costs to read and print
 //! the same file. A MISS is a result, not a failure: the bench exits
 //! non-zero only when it cannot measure (no `jq`, a command that fails, an
@@ -29,11 +37,24 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const TRAINJOBS: usize = 1_000;
+/// TrainJobs at `CLI_BENCH_SCALE=1`.
+const TRAINJOBS_AT_SCALE_1: usize = 1_000;
 const PODS_PER_JOB: usize = 16;
 /// Each command runs this many times; the median is reported.
 const ROUNDS: usize = 5;
 const GOAL: f64 = 0.05;
+/// Peak RSS over the input's size.
+const RSS_GOAL: f64 = 1.0;
+
+/// How many TrainJobs the dump holds: `CLI_BENCH_SCALE` thousands.
+fn trainjobs() -> usize {
+    let scale = std::env::var("CLI_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(1);
+    TRAINJOBS_AT_SCALE_1 * scale
+}
 
 /// One pod as the API serves it (the engine bench's pod, without the
 /// managedFields kubectl hides by default).
@@ -153,13 +174,13 @@ fn write_dump(path: &Path) -> std::io::Result<u64> {
         serde_json::to_writer(&mut *out, &value)?;
         Ok(())
     };
-    for job in 0..TRAINJOBS {
+    for job in 0..trainjobs() {
         item(&mut out, trainjob(job))?;
     }
-    for job in 0..TRAINJOBS {
+    for job in 0..trainjobs() {
         item(&mut out, jobset(job))?;
     }
-    for job in 0..TRAINJOBS {
+    for job in 0..trainjobs() {
         for rank in 0..PODS_PER_JOB {
             item(&mut out, pod(job, rank))?;
         }
@@ -234,9 +255,10 @@ fn measure(dump: &Path, jq: &Path) -> Result<(), String> {
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .count();
-    if rows != TRAINJOBS + 1 {
+    if rows != trainjobs() + 1 {
         return Err(format!(
-            "classify printed {rows} lines, not a header and {TRAINJOBS} rows"
+            "classify printed {rows} lines, not a header and {} rows",
+            trainjobs()
         ));
     }
     // Warm the page cache and both programs once, untimed.
@@ -255,7 +277,51 @@ fn measure(dump: &Path, jq: &Path) -> Result<(), String> {
         "BUDGET cli-vs-jq: cli {cli_ms:.1} ms jq {jq_ms:.1} ms ratio {ratio:.4} goal {GOAL} {}",
         if ratio <= GOAL { "PASS" } else { "MISS" }
     );
+    let peak = peak_rss_bytes(&mut classify())?;
+    let input = std::fs::metadata(dump)
+        .map_err(|e| format!("{}: {e}", dump.display()))?
+        .len();
+    let ratio = peak as f64 / input as f64;
+    println!(
+        "BUDGET cli-rss-vs-input: peak {:.1} MB input {:.1} MB ratio {ratio:.2} goal {RSS_GOAL} {}",
+        peak as f64 / 1e6,
+        input as f64 / 1e6,
+        if ratio <= RSS_GOAL { "PASS" } else { "MISS" }
+    );
     Ok(())
+}
+
+/// Runs `command` to `/dev/null` and gives the most memory it held at
+/// once: its `VmHWM`, sampled every millisecond until it exits. The mark
+/// only rises, so a sample misses no more than the last millisecond.
+fn peak_rss_bytes(command: &mut Command) -> Result<u64, String> {
+    let null = File::create("/dev/null").map_err(|e| format!("/dev/null: {e}"))?;
+    let mut child = command
+        .stdout(Stdio::from(null))
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("{command:?}: {e}"))?;
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0u64;
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            if !status.success() {
+                return Err(format!("{command:?} failed: {status}"));
+            }
+            break;
+        }
+        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+        peak_kib = peak_kib.max(hwm.unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if peak_kib == 0 {
+        return Err("no VmHWM was read: is /proc mounted?".into());
+    }
+    Ok(peak_kib * 1024)
 }
 
 fn main() -> ExitCode {
@@ -293,9 +359,10 @@ fn main() -> ExitCode {
         .map_err(|e| format!("writing {}: {e}", dump.display()))
         .and_then(|bytes| {
             println!(
-                "input: {:.1} MB kubectl List dump, {TRAINJOBS} TrainJobs, {} pods; {ROUNDS} rounds each, medians, {}",
+                "input: {:.1} MB kubectl List dump, {} TrainJobs, {} pods; {ROUNDS} rounds each, medians, {}",
                 bytes as f64 / 1e6,
-                TRAINJOBS * PODS_PER_JOB,
+                trainjobs(),
+                trainjobs() * PODS_PER_JOB,
                 jq.display()
             );
             measure(&dump, &jq)
