@@ -102,6 +102,20 @@ impl Page {
             download: RwSignal::new(None),
         };
         let loads = answers.loads;
+        let worker = Worker {
+            worker: StoredValue::new_local(None),
+            picked: StoredValue::new_local(None),
+        };
+        // A worker that failed is let go, so the next request starts a new
+        // one; after this callback, which is the worker's own listener.
+        let failed = move || {
+            loads.update(Loads::worker_failed);
+            leptos::task::spawn_local(async move { worker.stop() });
+        };
+        worker.worker.set_value(Some(Rc::new(PageWorker::new(
+            move |answer| answers.take(answer),
+            failed,
+        ))));
         Page {
             input: DumpSource {
                 text: RwSignal::new(String::new()),
@@ -111,13 +125,7 @@ impl Page {
             mode: RwSignal::new("auto".to_string()),
             nodes: RwSignal::new("auto".to_string()),
             answers,
-            worker: Worker {
-                worker: StoredValue::new_local(Some(Rc::new(PageWorker::new(
-                    move |answer| answers.take(answer),
-                    move || loads.update(Loads::worker_failed),
-                )))),
-                picked: StoredValue::new_local(None),
-            },
+            worker,
         }
     }
 
@@ -136,6 +144,10 @@ impl Page {
                 (JsValue::from_str(&input), input.len() as u64, false)
             }
         };
+        // A load under way is dropped with its worker, not finished first.
+        if loads.with_untracked(Loads::working) {
+            self.worker.stop();
+        }
         let mut id = 0;
         loads.update(|l| id = l.start(total, reading));
         self.answers.explaining.set(Explaining::Nothing);
