@@ -112,10 +112,10 @@ impl Page {
             loads.update(Loads::worker_failed);
             leptos::task::spawn_local(async move { worker.stop() });
         };
-        worker.worker.set_value(Some(Rc::new(PageWorker::new(
-            move |answer| answers.take(answer),
-            failed,
-        ))));
+        let page_worker = PageWorker::new(move |answer| answers.take(answer), failed);
+        // Its wasm loads while the user finds a file.
+        page_worker.warm();
+        worker.worker.set_value(Some(Rc::new(page_worker)));
         Page {
             input: DumpSource {
                 text: RwSignal::new(String::new()),
@@ -165,6 +165,12 @@ impl Page {
     fn cancel(self) {
         self.worker.stop();
         self.answers.loads.update(Loads::cancel);
+        // A fresh one, ready for the next dump.
+        self.worker.worker.with_value(|w| {
+            if let Some(w) = w {
+                w.warm()
+            }
+        });
     }
 
     /// A picked or dropped file: refused by its size before a byte is read

@@ -72,6 +72,14 @@ impl PageWorker {
         }
     }
 
+    /// Starts the worker ahead of a first request: loading the page's
+    /// wasm into it then costs nothing when a dump is picked.
+    pub fn warm(&self) {
+        if self.ensure_started().is_none() {
+            self.stop();
+        }
+    }
+
     /// Stops the worker, and whatever it was doing.
     pub fn stop(&self) {
         if let Some((worker, _, _)) = self.running.borrow_mut().take() {
