@@ -609,6 +609,22 @@ impl Emulator {
         Self::lookup(&self.state(), kind, &key).map(|v| (*v).clone())
     }
 
+    /// [`Emulator::list`] without copying the objects: the demo's queue
+    /// controller reads every Workload at every step, and copying each was
+    /// most of a 3,000-job demo's start.
+    pub fn list_shared(&self, kind: Kind, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let st = self.state();
+        st.objects
+            .get(&kind)
+            .map(|m| {
+                m.iter()
+                    .filter(|((ns, _), _)| namespace.is_none_or(|want| ns == want))
+                    .map(|(_, v)| v.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Every object of a kind, in one namespace or (with `None`) in all, in
     /// namespace-then-name order.
     pub fn list(&self, kind: Kind, namespace: Option<&str>) -> Vec<Value> {

@@ -100,6 +100,12 @@ fn shape() -> &'static Shape {
     })
 }
 
+/// Event streams (and, at scale, connections) the server is to allow: all
+/// the bench's clients twice over, and at least 200.
+fn sse_room() -> String {
+    (shape().clients * 2).max(200).to_string()
+}
+
 fn scaled() -> bool {
     std::env::var_os("LOAD_BENCH_SCALE").is_some_and(|v| v == "1")
 }
@@ -319,10 +325,10 @@ async fn run_phase(
         .arg("--mode")
         .arg("plain")
         .arg("--max-sse-clients")
-        .arg("200")
+        .arg(sse_room())
         // Every client of the bench comes from 127.0.0.1.
         .arg("--max-sse-per-client")
-        .arg("200")
+        .arg(sse_room())
         .env("RUST_LOG", "warn")
         .env_remove("DISPATCH_DASH_TOKEN")
         .stdout(Stdio::null())
@@ -344,15 +350,11 @@ async fn run_phase(
     if shape().all_namespaces {
         // As a platform team would run it over a whole cluster; room for
         // every client, all from 127.0.0.1.
-        let room = (shape().clients * 2).to_string();
+        let room = sse_room();
         command.arg("--all-namespaces").args([
             "--max-connections",
             &room,
             "--max-connections-per-client",
-            &room,
-            "--max-sse-clients",
-            &room,
-            "--max-sse-per-client",
             &room,
         ]);
     } else {

@@ -169,10 +169,10 @@ fn standing(wl: &Value) -> Standing {
 
 /// GPUs reserved in the ClusterQueue now, by every Workload holding quota.
 pub fn reserved(emu: &Emulator) -> u64 {
-    emu.list(Kind::Workload, None)
+    emu.list_shared(Kind::Workload, None)
         .iter()
         .filter(|wl| matches!(standing(wl), Standing::Reserving | Standing::Admitted))
-        .map(workload_asks)
+        .map(|wl| workload_asks(wl))
         .sum()
 }
 
@@ -232,8 +232,9 @@ impl Counts {
 /// Workloads, as Kueue's controller does; a queue whose status did not
 /// change is not written, so watchers see no empty events.
 pub fn sync(emu: &Emulator, namespaces: &[String], nominal: u64, now: &str) {
-    let workloads = emu.list(Kind::Workload, None);
-    let in_queue = |wl: &&Value| wl.pointer("/spec/queueName") == Some(&json!(LOCAL_QUEUE));
+    let workloads = emu.list_shared(Kind::Workload, None);
+    let in_queue =
+        |wl: &&std::sync::Arc<Value>| wl.pointer("/spec/queueName") == Some(&json!(LOCAL_QUEUE));
     let mut all = Counts::default();
     for wl in workloads.iter().filter(in_queue) {
         all.add(wl);

@@ -286,7 +286,7 @@ impl Ctx {
     /// ClusterQueue: the one Kueue preempts the job for.
     fn preemptor(&self, emu: &Emulator, job: &Job) -> String {
         let own = priority(job.story);
-        emu.list(Kind::Workload, None)
+        emu.list_shared(Kind::Workload, None)
             .into_iter()
             .filter(|wl| wl.pointer("/spec/queueName") == Some(&json!(queues::LOCAL_QUEUE)))
             .filter(|wl| wl.pointer("/spec/priority").and_then(Value::as_i64) > Some(own))
