@@ -266,7 +266,7 @@ const PAINT_PROBE = `(() => {
   const ready = () => {
     const drawn = document.querySelectorAll(${JSON.stringify(ROWS)}).length;
     if (!app) return drawn >= ${JOBS};
-    const m = /^(\d+) of (\d+) shown$/.exec(document.querySelector('#shown-count')?.textContent ?? '');
+    const m = /^(\\d+) of (\\d+) shown$/.exec(document.querySelector('#shown-count')?.textContent ?? '');
     return drawn > 0 && m !== null && m[1] === m[2] && Number(m[1]) >= ${JOBS};
   };
   const check = () => {
