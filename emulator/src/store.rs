@@ -628,16 +628,10 @@ impl Emulator {
     /// Every object of a kind, in one namespace or (with `None`) in all, in
     /// namespace-then-name order.
     pub fn list(&self, kind: Kind, namespace: Option<&str>) -> Vec<Value> {
-        let st = self.state();
-        st.objects
-            .get(&kind)
-            .map(|m| {
-                m.iter()
-                    .filter(|((ns, _), _)| namespace.is_none_or(|want| ns == want))
-                    .map(|(_, v)| (**v).clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.list_shared(kind, namespace)
+            .into_iter()
+            .map(|v| Value::clone(&v))
+            .collect()
     }
 
     // ----- fault injection -----
