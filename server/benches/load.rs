@@ -283,6 +283,12 @@ struct Phase {
     written: usize,
     synced_in: Duration,
     peak_rss_kib: u64,
+    /// RSS once ready, before any stream, and once every client is in.
+    ready_rss_kib: u64,
+    connected_rss_kib: u64,
+    /// The replay rings and the history at the end, in bytes.
+    replay_bytes: f64,
+    history_bytes: f64,
     pod_bytes: f64,
     pods: f64,
     lagged: f64,
@@ -383,6 +389,8 @@ async fn run_phase(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let synced_in = started_at.elapsed();
+    // What the store and its classifications hold, before any stream.
+    let ready_rss_kib = rss_kib(pid);
 
     let latencies = Arc::new(Mutex::new(Vec::new()));
     let connected = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -416,6 +424,8 @@ async fn run_phase(
         assert!(Instant::now() < deadline, "clients did not all connect");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // What the streams' start added: each client's snapshot sent.
+    let connected_rss_kib = rss_kib(pid);
     measuring.store(micros_now(), std::sync::atomic::Ordering::SeqCst);
     if notify_url_file.is_some() {
         // News for the notifier to queue against its receiver while the
@@ -513,6 +523,10 @@ async fn run_phase(
         written,
         synced_in,
         peak_rss_kib,
+        ready_rss_kib,
+        connected_rss_kib,
+        replay_bytes: metric("dispatch_dash_replay_bytes "),
+        history_bytes: metric("dispatch_dash_history_bytes "),
         pod_bytes: metric("dispatch_dash_stored_pod_bytes "),
         pods: metric("dispatch_dash_stored_pods "),
         lagged: metric("dispatch_dash_sse_lagged_total "),
@@ -591,6 +605,16 @@ async fn main() {
             } else {
                 "MISS"
             }
+        );
+        let mb = |kib: u64| kib as f64 / 1024.0;
+        println!(
+            "INFO load-scale memory: RSS {:.1} MB once ready (stored pods {:.1} MB), {:.1} MB with every client in, {:.1} MB at peak; replay rings {:.1} MB, history {:.1} MB at the end",
+            mb(plain.ready_rss_kib),
+            plain.pod_bytes / 1e6,
+            mb(plain.connected_rss_kib),
+            peak_mb,
+            plain.replay_bytes / 1e6,
+            plain.history_bytes / 1e6,
         );
         println!(
             "INFO load-scale p50 {:.1} ms (raw watch {:.1} ms); start to ready {:.1?}",
