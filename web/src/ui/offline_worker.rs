@@ -28,9 +28,9 @@ pub struct Answer {
 type Listener = Closure<dyn FnMut(web_sys::MessageEvent)>;
 type ErrorListener = Closure<dyn FnMut(web_sys::Event)>;
 
-/// The page's worker: started at the first request, stopped by Cancel
-/// (which is the only way to stop a parse under way), started again by
-/// the next request.
+/// The page's worker: started when the page opens (or at the first
+/// request), stopped by Cancel (which is the only way to stop a parse under
+/// way) or when it fails, started again by the next request.
 pub struct PageWorker {
     running: RefCell<Option<(web_sys::Worker, Listener, ErrorListener)>>,
     on_answer: Rc<dyn Fn(Answer)>,
@@ -122,10 +122,15 @@ impl PageWorker {
         worker.set_onmessageerror(Some(errors.as_ref().unchecked_ref()));
         let load = Object::new();
         let urls = Object::new();
-        Reflect::set(&urls, &"js".into(), &js.into()).ok()?;
-        Reflect::set(&urls, &"wasm".into(), &wasm.into()).ok()?;
-        Reflect::set(&load, &"load".into(), &urls).ok()?;
-        worker.post_message(&load).ok()?;
+        let loading = Reflect::set(&urls, &"js".into(), &js.into())
+            .and_then(|_| Reflect::set(&urls, &"wasm".into(), &wasm.into()))
+            .and_then(|_| Reflect::set(&load, &"load".into(), &urls))
+            .and_then(|_| worker.post_message(&load));
+        if loading.is_err() {
+            // A worker never told what to load would wait for ever.
+            worker.terminate();
+            return None;
+        }
         *self.running.borrow_mut() = Some((worker.clone(), listener, errors));
         Some(worker)
     }
