@@ -153,6 +153,7 @@ pub struct Held {
     text: String,
     /// The overrides, with the mode the whole was classified in.
     header: Header,
+    /// The rows, until the store takes them.
     rows: Vec<Attempted>,
     /// `None` until wanted; then `Some(None)` when the text holds nothing a
     /// store can keep.
@@ -225,11 +226,10 @@ impl Held {
         if self.store.is_none() {
             // A YAML dump is converted the way the engine read it, so it
             // classifies the same.
+            let rows = std::mem::take(&mut self.rows);
             let store = classify_wasm::dump_to_json(&self.text)
                 .ok()
-                .and_then(|json| {
-                    Store::load_classified(&json, self.header, self.rows.clone()).ok()
-                });
+                .and_then(|json| Store::load_classified(&json, self.header, rows).ok());
             self.store = Some(store);
         }
         self.store.as_ref().and_then(Option::as_ref)
@@ -284,14 +284,10 @@ impl Classified {
                 })
             })
             .collect();
-        let queues = if queues.is_empty() {
-            QueueBook::default()
-        } else {
-            QueueBook::offline(queues)
-        };
+        // A book of no facts shows nothing, whatever its source.
         Classified {
             rows,
-            queues: Arc::new(queues),
+            queues: Arc::new(QueueBook::offline(queues)),
         }
     }
 }

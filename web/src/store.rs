@@ -783,8 +783,9 @@ impl Store {
     /// The objects the row's classification read (its view), with the
     /// captured pods (for the YAML view).
     pub fn objects_of(&self, key: &ItemKey) -> Vec<Value> {
-        let index = self.index();
-        objects_in(&index.sub_snapshot(&index.view_of_item(key)))
+        self.view_snapshot(key)
+            .map(|view| objects_in(&view))
+            .unwrap_or_default()
     }
 
     /// What the row's classification read (its view), as a snapshot
@@ -799,12 +800,8 @@ impl Store {
 
     /// The explanation of one row, from its view alone.
     pub fn explain(&self, key: &ItemKey) -> Option<Explanation> {
-        let index = self.index();
-        if !index.items.contains_key(key) {
-            return None;
-        }
-        let text = index.sub_snapshot(&index.view_of_item(key));
-        classify_wasm::explain(&text, index.header.options())
+        let text = self.view_snapshot(key)?;
+        classify_wasm::explain(&text, self.index().header.options())
             .ok()?
             .into_iter()
             .find(|e| ItemKey::of(&e.observation) == *key)

@@ -29,20 +29,21 @@ struct Worker {
 }
 
 impl Worker {
-    fn post(&self, request: &Request, beside: &JsValue) {
+    /// Runs `f` on the page's worker (there is one from the page's start).
+    fn with(&self, f: impl FnOnce(&PageWorker)) {
         self.worker.with_value(|w| {
             if let Some(w) = w {
-                w.post(request, beside)
+                f(w)
             }
         });
     }
 
+    fn post(&self, request: &Request, beside: &JsValue) {
+        self.with(|w| w.post(request, beside));
+    }
+
     fn stop(&self) {
-        self.worker.with_value(|w| {
-            if let Some(w) = w {
-                w.stop()
-            }
-        });
+        self.with(PageWorker::stop);
     }
 }
 
@@ -166,11 +167,7 @@ impl Page {
         self.worker.stop();
         self.answers.loads.update(Loads::cancel);
         // A fresh one, ready for the next dump.
-        self.worker.worker.with_value(|w| {
-            if let Some(w) = w {
-                w.warm()
-            }
-        });
+        self.worker.with(PageWorker::warm);
     }
 
     /// A picked or dropped file: refused by its size before a byte is read

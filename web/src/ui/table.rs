@@ -389,11 +389,16 @@ impl ShownRows {
         Geometry {
             scrolled: -body.get_bounding_client_rect().top(),
             view,
-            row: if self.row_height > 0.0 {
-                self.row_height
-            } else {
-                row_window::ROW_HEIGHT_GUESS
-            },
+            row: self.row(),
+        }
+    }
+
+    /// One row's height: as measured, or guessed before a row is drawn.
+    fn row(&self) -> f64 {
+        if self.row_height > 0.0 {
+            self.row_height
+        } else {
+            row_window::ROW_HEIGHT_GUESS
         }
     }
 
@@ -417,11 +422,7 @@ impl ShownRows {
         let Some(body) = body.dyn_ref::<web_sys::HtmlElement>() else {
             return;
         };
-        let row = if self.row_height > 0.0 {
-            self.row_height
-        } else {
-            row_window::ROW_HEIGHT_GUESS
-        };
+        let row = self.row();
         let style = body.style();
         for (side, rows) in [
             ("padding-top", self.window.above),
