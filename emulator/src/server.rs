@@ -593,6 +593,48 @@ fn list_doc(
     })
 }
 
+/// The API server's checks of a watch's `sendInitialEvents` and
+/// `resourceVersionMatch` (apimachinery's `validateWatchOptions`), and how
+/// a server without the WatchList feature (Kubernetes 1.19 to 1.26) refuses
+/// either: `422 Invalid`, so that a client falls back to a list.
+fn watch_list_refusal(params: &Params, served: bool) -> Option<Response> {
+    let invalid = |message: &str| {
+        status(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            &format!("ListOptions.meta.k8s.io \"\" is invalid: {message}"),
+            None,
+        )
+    };
+    let asks = params.send_initial_events || params.resource_version_match.is_some();
+    if !asks {
+        return None;
+    }
+    if !served {
+        return Some(invalid(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch",
+        ));
+    }
+    if params.resource_version_match.as_deref() != Some("NotOlderThan") {
+        return Some(invalid(if params.send_initial_events {
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+        } else {
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+        }));
+    }
+    if !params.send_initial_events {
+        return Some(invalid(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    if !params.bookmarks {
+        return Some(invalid(
+            "allowWatchBookmarks: Forbidden: allowWatchBookmarks must be set when sendInitialEvents is provided",
+        ));
+    }
+    None
+}
+
 fn watch_request(
     state: &ServerState,
     kind: Kind,
@@ -600,6 +642,9 @@ fn watch_request(
     namespace: Option<String>,
     params: Params,
 ) -> Response {
+    if let Some(refusal) = watch_list_refusal(&params, state.emulator.watch_list_served()) {
+        return refusal;
+    }
     let rv = params.resource_version.as_deref().unwrap_or("");
     let start = if rv.is_empty() || rv == "0" || params.send_initial_events {
         // "Get state and start at most recent / any": synthetic ADDED events

@@ -109,6 +109,9 @@ pub(crate) struct State {
     pub latency: Duration,
     /// Every watch answers 200 and ends at once, with no event.
     pub watches_end_at_once: bool,
+    /// Whether a watch may ask for its initial state as events
+    /// (`sendInitialEvents`, the API server's WatchList feature).
+    pub watch_list_served: bool,
     /// Requests received, by kind and verb (`get`, `list`, `watch`).
     pub requests: HashMap<(Kind, &'static str), u64>,
     /// Requests received at a deprecated version.
@@ -210,6 +213,7 @@ impl Emulator {
                     forbidden: HashSet::new(),
                     latency: Duration::ZERO,
                     watches_end_at_once: false,
+                    watch_list_served: true,
                     requests: HashMap::new(),
                     deprecated_requests: 0,
                     workload_versions,
@@ -671,6 +675,19 @@ impl Emulator {
 
     pub(crate) fn watches_end_at_once(&self) -> bool {
         self.state().watches_end_at_once
+    }
+
+    /// Whether watches may stream their initial state (`sendInitialEvents`
+    /// with `resourceVersionMatch=NotOlderThan`), as Kubernetes 1.27 and
+    /// later can; served by default. Unset, such a watch is refused with
+    /// `422 Invalid`, as Kubernetes 1.19 to 1.26 refuse it, so a client
+    /// must list instead.
+    pub fn set_watch_list_served(&self, served: bool) {
+        self.state().watch_list_served = served;
+    }
+
+    pub(crate) fn watch_list_served(&self) -> bool {
+        self.state().watch_list_served
     }
 
     pub(crate) fn latency(&self) -> Duration {

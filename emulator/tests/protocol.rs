@@ -584,6 +584,56 @@ async fn streaming_list_and_single_object_watch() {
     assert!(gone.unwrap().unwrap().is_none());
 }
 
+/// A watch list is checked as the API server checks it, and refused with
+/// `422 Invalid` (a Status the client can read) by a server without the
+/// WatchList feature, where a client must list instead.
+#[tokio::test]
+async fn watch_lists_are_validated_and_refused_where_not_served() {
+    let emu = Emulator::new(config(true));
+    emu.create(pod("team-a", "a", json!({}))).unwrap();
+    let (server, client) = serve(&emu).await;
+    let addr = server.addr();
+    let invalid = [
+        // sendInitialEvents without resourceVersionMatch=NotOlderThan
+        "/api/v1/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true",
+        "/api/v1/pods?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=Exact",
+        // resourceVersionMatch on a plain watch
+        "/api/v1/pods?watch=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        // the end of the initial events is a bookmark: they must be allowed
+        "/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+    ];
+    for path in invalid {
+        let (code, body) = get(addr, path).await;
+        assert_eq!(code, 422, "{path}: {body}");
+        assert!(
+            body.contains("\"reason\":\"Invalid\"") && body.contains("Forbidden"),
+            "{path}: {body}"
+        );
+    }
+    let pods: Api<Pod> = Api::namespaced(client, "team-a");
+    let params = WatchParams::streaming_lists().timeout(1);
+    assert!(pods.watch(&params, "").await.is_ok(), "served by default");
+
+    emu.set_watch_list_served(false);
+    match pods.watch(&params, "").await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422);
+            assert!(status.message.contains("forbidden for watch"), "{status:?}");
+        }
+        Err(other) => panic!("a Status, not {other}"),
+        Ok(_) => panic!("a server without the WatchList feature refuses it"),
+    }
+    // Plain lists and watches are unaffected.
+    assert_eq!(
+        pods.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    assert!(pods
+        .watch(&WatchParams::default().timeout(1), "0")
+        .await
+        .is_ok());
+}
+
 /// The queue kinds as the real client reads them: discovered in Kueue's
 /// group, a ClusterQueue cluster-scoped, and its cohort under the name of
 /// the version asked for (`cohortName` at v1beta2, `cohort` at v1beta1),

@@ -166,6 +166,24 @@ async fn lists_and_watches_over_tls_with_a_token() {
         "trainer.kubeflow.org/v1alpha1"
     );
     assert!(ready["apiVersions"].get("Workload").is_none(), "{ready}");
+    // Kubernetes 1.20 has no WatchList feature: it refuses a watch with
+    // sendInitialEvents as invalid (422), so every kind is listed in pages.
+    let (_, metrics) = get_text(addr, "/metrics", &[]).await;
+    for kind in ["TrainJob", "JobSet", "Pod"] {
+        let series = |method: &str| {
+            format!("dispatch_dash_watch_lists_total{{kind=\"{kind}\",method=\"{method}\"}}")
+        };
+        assert_eq!(
+            metric_value(&metrics, &series("pages")),
+            Some(1.0),
+            "{metrics}"
+        );
+        assert_eq!(
+            metric_value(&metrics, &series("watchList")),
+            None,
+            "{metrics}"
+        );
+    }
     // What existed before the server started was listed.
     eventually(30, "the listed TrainJob and JobSet", || async {
         let snap = snapshot(addr).await;

@@ -120,7 +120,7 @@ async fn workloads_are_watched_at_the_preferred_understood_version() {
             .expect("the Workload is in the snapshot");
         assert_eq!(workload["apiVersion"], expected);
 
-        assert!(emu.requests(Kind::Workload, "list") >= 1);
+        assert!(emu.requests(Kind::Workload, "watch") >= 1);
         if !deprecated_allowed {
             assert_eq!(
                 emu.deprecated_requests(),
@@ -132,6 +132,76 @@ async fn workloads_are_watched_at_the_preferred_understood_version() {
     }
     assert_eq!(verdicts[0], verdicts[1]);
     assert_eq!(verdicts[0], verdicts[2]);
+}
+
+/// `dispatch_dash_watch_lists_total` of `kind` by `method`, when present.
+fn lists_of(metrics: &str, kind: &str, method: &str) -> Option<f64> {
+    metric_value(
+        metrics,
+        &format!("dispatch_dash_watch_lists_total{{kind=\"{kind}\",method=\"{method}\"}}"),
+    )
+}
+
+/// Lists are read as watch lists where the API server streams them (no
+/// list request at all), and in pages where it refuses them as a server
+/// without the WatchList feature does. Both read the same objects, a
+/// re-list after `410 Gone` is read the same way and still captures what
+/// vanished in the gap, and `/metrics` says which way each kind was read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_are_streamed_where_served_and_paged_where_refused() {
+    let mut verdicts = Vec::new();
+    for (served, method, not) in [(true, "watchList", "pages"), (false, "pages", "watchList")] {
+        let running = emulator(false).await;
+        let emu = running.emulator().clone();
+        emu.set_watch_list_served(served);
+        let uid = create_trainjob(&emu, "llm-1", "s1");
+        create_jobset(&emu, "llm-1", "s1", &uid);
+        let pods: Vec<String> = (0..3)
+            .map(|rank| create_pod(&emu, "llm-1", "s1", rank, None))
+            .collect();
+        let server = server(&running, Settings::default()).await;
+        let addr = server.addr;
+        ready(addr).await;
+        let (_, metrics) = get_text(addr, "/metrics", &[]).await;
+        for kind in ["TrainJob", "JobSet", "Pod"] {
+            assert_eq!(lists_of(&metrics, kind, method), Some(1.0), "{metrics}");
+            assert_eq!(lists_of(&metrics, kind, not), None, "{metrics}");
+        }
+        let pod_lists = emu.requests(Kind::Pod, "list");
+        match served {
+            true => assert_eq!(pod_lists, 0, "one watch request is the list"),
+            false => assert!(pod_lists >= 1, "listed in pages"),
+        }
+        assert_eq!(count_kind(&snapshot(addr).await, "Pod"), 3);
+
+        // A gap: a pod goes while the API is away and the history is
+        // compacted; the re-list (410) is read the same way.
+        let emu_addr = running.addr();
+        running.shutdown().await;
+        emu.delete(Kind::Pod, NS, &pods[2]).expect("delete");
+        emu.compact();
+        let running = emu.serve(emu_addr).await.expect("emulator back");
+        let uid_then = uid.clone();
+        eventually(30, "the pod captured across the gap", || {
+            let uid = uid_then.clone();
+            async move {
+                let snap = snapshot(addr).await;
+                (count_kind(&snap, "Pod") == 2 && captured_of(&snap, &uid).len() == 1).then_some(())
+            }
+        })
+        .await;
+        let (_, metrics) = get_text(addr, "/metrics", &[]).await;
+        assert_eq!(lists_of(&metrics, "Pod", method), Some(2.0), "{metrics}");
+        assert_eq!(lists_of(&metrics, "Pod", not), None, "{metrics}");
+        verdicts.push(find(addr).await.iter().map(verdict).collect::<Vec<_>>());
+        server.shutdown().await.expect("shutdown");
+        drop(running);
+    }
+    assert_eq!(
+        verdicts[0], verdicts[1],
+        "read either way, the same verdicts"
+    );
+    assert!(!verdicts[0].is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,6 +70,25 @@ impl WatchState {
     }
 }
 
+/// How a watch's (re-)list was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ListMethod {
+    /// As a watch list: a watch's initial events (`sendInitialEvents`).
+    WatchList,
+    /// In pages of `limit`, the list verb.
+    Pages,
+}
+
+impl ListMethod {
+    /// The `method` label of `dispatch_dash_watch_lists_total`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListMethod::WatchList => "watchList",
+            ListMethod::Pages => "pages",
+        }
+    }
+}
+
 /// The health of one watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchHealth {
@@ -120,6 +139,8 @@ pub struct HealthBoard {
     /// never a reason to be unready, since the mode chosen does not read
     /// them.
     unwatched: Mutex<Vec<WatchHealth>>,
+    /// Lists completed, by kind and how they were read.
+    lists: Mutex<BTreeMap<(ObjectKind, ListMethod), u64>>,
     unready_after: Duration,
 }
 
@@ -144,6 +165,7 @@ impl HealthBoard {
         HealthBoard {
             entries: Mutex::new(entries),
             unwatched: Mutex::new(Vec::new()),
+            lists: Mutex::new(BTreeMap::new()),
             unready_after,
         }
     }
@@ -182,6 +204,17 @@ impl HealthBoard {
         entry.since = Instant::now();
         entry.since_wall = SystemTime::now();
         Some(std::mem::replace(&mut entry.state, state))
+    }
+
+    /// Counts a completed (re-)list of `kind`, read by `method`.
+    pub fn count_list(&self, kind: ObjectKind, method: ListMethod) {
+        let mut lists = self.lists.lock().unwrap_or_else(|p| p.into_inner());
+        *lists.entry((kind, method)).or_default() += 1;
+    }
+
+    /// Lists completed so far, by kind and method.
+    pub fn lists(&self) -> BTreeMap<(ObjectKind, ListMethod), u64> {
+        self.lists.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Records the `apiVersion` a watch reads.

@@ -17,7 +17,7 @@ use super::auth::Authenticator;
 use super::history::unix_seconds;
 use super::hub::Hub;
 use super::listen::ConnectionMetrics;
-use super::metrics::{encode_gauge, encode_gauges};
+use super::metrics::{encode_counters, encode_gauge, encode_gauges};
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -77,6 +77,18 @@ impl Collector for Scrape {
                 .up_by_kind()
                 .into_iter()
                 .map(|(kind, up)| ([("kind", kind.name())], i64::from(up))),
+        )?;
+        encode_counters(
+            &mut encoder,
+            "dispatch_dash_watch_lists",
+            "Lists of a kind completed, at start and after 410 Gone, by method: watchList (a watch's initial events, sendInitialEvents) or pages (list with limit and continue, where the API server does not stream lists).",
+            self.hub
+                .health()
+                .lists()
+                .into_iter()
+                .map(|((kind, method), n)| {
+                    ([("kind", kind.name()), ("method", method.as_str())], n)
+                }),
         )?;
         let (bytes, pods) = self.hub.with_store(|s| s.pod_bytes());
         encode_gauge(

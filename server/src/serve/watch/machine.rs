@@ -6,18 +6,32 @@
 //! `403`, `404`, `410 Gone`, broken and empty watches, a kind that is not
 //! served) is tested here without a cluster; [`super::run`] only carries
 //! the plans out.
+//!
+//! A (re-)list is first asked for as a watch list: a watch with
+//! `sendInitialEvents`, whose initial `ADDED` events are the list, ended
+//! by a bookmark annotated `k8s.io/initial-events-end`, after which the
+//! same stream goes on as the watch (Kubernetes 1.27 and later, the
+//! WatchList feature). No list response is ever held whole, and one request
+//! does both. Where it is refused (`422` or `400` from a server without the
+//! feature, such as 1.20) or its stream ends before that bookmark, the
+//! machine lists in pages of `limit` instead, and a server that refused it
+//! as invalid is not asked again.
 
 use std::time::Duration;
 
 use kube::api::ApiResource;
 
 use super::super::discovery::{self, Availability};
-use super::super::health::WatchState;
+use super::super::health::{ListMethod, WatchState};
 use super::super::projection::{ObjectKind, Projected, StoredObject};
 use super::super::store::EventBody;
 
 /// A watch shorter than this that delivered nothing ended "at once".
 pub const SHORTEST_CLEAN_WATCH: Duration = Duration::from_secs(1);
+
+/// A watch list's initial objects are sent to the store this many at a
+/// time, as a list page of the same size would be.
+pub const STREAMED_PAGE: usize = 500;
 
 /// Delays between failed attempts: exponential with jitter. The n-th delay
 /// of a streak is drawn uniformly from `[c/2, c]` where `c = base * 2^(n+1)`
@@ -79,11 +93,24 @@ impl Backoff {
     }
 }
 
+/// How a (re-)list is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitialList {
+    /// As a watch list (`sendInitialEvents`), falling back to pages where
+    /// the server does not stream lists.
+    Streaming,
+    /// In pages of `limit`, `continue` after `continue`.
+    Paged,
+}
+
 /// Where a watch loop is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Phase {
     /// Asking discovery which version is served, if any.
     Discovering,
+    /// Reading a watch list's initial events; `page` holds those not yet
+    /// sent to the store (at most [`STREAMED_PAGE`]).
+    StreamingList { page: Vec<StoredObject> },
     /// Listing, page by page.
     Listing,
     /// Watching from `resource_version`; `delivered` once this watch request
@@ -126,8 +153,12 @@ pub enum Input {
         object: Projected,
         resource_version: Option<String>,
     },
-    /// A `BOOKMARK` event.
-    Bookmark { resource_version: String },
+    /// A `BOOKMARK` event; `initial_events_end` when it is annotated
+    /// `k8s.io/initial-events-end` (a watch list's initial events are over).
+    Bookmark {
+        resource_version: String,
+        initial_events_end: bool,
+    },
     /// An `ERROR` event.
     ErrorEvent { code: u16, message: String },
     /// The stream broke.
@@ -156,12 +187,19 @@ pub enum Effect {
     },
     /// Wait this long.
     Wait(Duration),
+    /// The server does not stream lists: say so once; pages from now on.
+    ListsUnstreamed(String),
+    /// A (re-)list is whole, read as this says (for the metrics).
+    Listed(ListMethod),
 }
 
 /// The next request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     Discover,
+    /// A watch list: a watch with `sendInitialEvents`, at no
+    /// resourceVersion (a consistent read).
+    StreamList,
     /// A list page; `None` is the first.
     List(Option<String>),
     /// A watch from this resourceVersion.
@@ -183,6 +221,7 @@ pub struct Machine {
     kind: ObjectKind,
     phase: Phase,
     backoff: Backoff,
+    initial_list: InitialList,
 }
 
 /// How a watch request ended, once its protocol detail is read.
@@ -224,11 +263,13 @@ impl Machine {
         kind: ObjectKind,
         backoff: Backoff,
         availability: Option<Availability>,
+        initial_list: InitialList,
     ) -> (Self, Plan) {
         let mut machine = Machine {
             kind,
             phase: Phase::Discovering,
             backoff,
+            initial_list,
         };
         let plan = match availability {
             Some(found) => machine.discovered(found),
@@ -242,6 +283,11 @@ impl Machine {
 
     pub fn phase(&self) -> &Phase {
         &self.phase
+    }
+
+    /// How the next (re-)list will be read.
+    pub fn initial_list(&self) -> InitialList {
+        self.initial_list
     }
 
     /// Decides what follows `input`. An input that does not belong to the
@@ -269,6 +315,7 @@ impl Machine {
                 },
             ) => self.listed_page(objects, continue_token, resource_version),
             (Phase::Listing, Input::ListFailed { code, error }) => self.list_failed(code, error),
+            (Phase::StreamingList { page }, input) => self.streaming(page, input),
             (
                 Phase::Watching {
                     resource_version, ..
@@ -315,9 +362,99 @@ impl Machine {
     /// Starts a (re-)list: the store is told first, so the pages replace
     /// what it holds.
     fn relist(&mut self, mut effects: Vec<Effect>) -> Plan {
-        self.phase = Phase::Listing;
         effects.push(Effect::Send(EventBody::ListStarted));
+        match self.initial_list {
+            InitialList::Streaming => {
+                self.phase = Phase::StreamingList { page: Vec::new() };
+                self.plan(effects, Request::StreamList)
+            }
+            InitialList::Paged => {
+                self.phase = Phase::Listing;
+                self.plan(effects, Request::List(None))
+            }
+        }
+    }
+
+    /// The watch list did not give the whole list: this list is read in
+    /// pages instead, from the start (the store drops what it was sent).
+    /// `unstreamed` says why the server is not asked for watch lists again.
+    fn list_in_pages(&mut self, unstreamed: Option<String>) -> Plan {
+        let mut effects = Vec::new();
+        if let Some(why) = unstreamed {
+            self.initial_list = InitialList::Paged;
+            effects.push(Effect::ListsUnstreamed(why));
+        }
+        effects.push(Effect::Send(EventBody::ListStarted));
+        self.phase = Phase::Listing;
         self.plan(effects, Request::List(None))
+    }
+
+    /// An input while a watch list's initial events are read.
+    fn streaming(&mut self, mut page: Vec<StoredObject>, input: Input) -> Plan {
+        match input {
+            Input::WatchOpened => {
+                self.phase = Phase::StreamingList { page };
+                self.plan(Vec::new(), Request::NextEvent)
+            }
+            Input::WatchRefused {
+                code: Some(404),
+                error,
+            } => self.list_failed(Some(404), error),
+            Input::WatchRefused {
+                code: Some(code @ (400 | 422)),
+                error,
+            } => self.list_in_pages(Some(format!("{code}: {error}"))),
+            // Forbidden, failing or unreachable: the list says which, and
+            // backs off, as a list does.
+            Input::WatchRefused { .. } => self.list_in_pages(None),
+            Input::Upserted { object, .. } => {
+                let mut effects = Vec::new();
+                // A pod that is no job's is not stored, as in a list page.
+                if let Projected::Stored(stored) = object {
+                    page.push(stored);
+                }
+                if page.len() >= STREAMED_PAGE {
+                    effects.push(Effect::Send(EventBody::ListPage(std::mem::take(&mut page))));
+                }
+                self.phase = Phase::StreamingList { page };
+                self.plan(effects, Request::NextEvent)
+            }
+            Input::Bookmark {
+                resource_version,
+                initial_events_end: true,
+            } => {
+                // The list is whole: the same stream goes on as the watch.
+                self.backoff.reset();
+                self.phase = Phase::Watching {
+                    resource_version,
+                    delivered: true,
+                };
+                let effects = vec![
+                    Effect::Send(EventBody::ListPage(page)),
+                    Effect::Send(EventBody::ListDone),
+                    Effect::Listed(ListMethod::WatchList),
+                    Effect::Healthy,
+                ];
+                self.plan(effects, Request::NextEvent)
+            }
+            Input::Bookmark { .. } => {
+                self.phase = Phase::StreamingList { page };
+                self.plan(Vec::new(), Request::NextEvent)
+            }
+            // A server that ends the stream without marking the end of
+            // its initial events does not stream lists (it ignored the
+            // request's options and watched).
+            Input::Ended { .. } => self.list_in_pages(Some(
+                "the watch list ended before its initial-events-end bookmark".to_string(),
+            )),
+            Input::Deleted { .. } => self.list_in_pages(Some(
+                "a watch list's initial events held a deletion".to_string(),
+            )),
+            // `410`, another `ERROR` or a broken stream: this list is read
+            // in pages, which say what fails.
+            Input::ErrorEvent { .. } | Input::Broken(_) => self.list_in_pages(None),
+            _ => self.plan(Vec::new(), Request::Discover),
+        }
     }
 
     fn discovered(&mut self, found: Availability) -> Plan {
@@ -382,6 +519,7 @@ impl Machine {
             return self.plan(effects, Request::List(Some(token)));
         }
         effects.push(Effect::Send(EventBody::ListDone));
+        effects.push(Effect::Listed(ListMethod::Pages));
         effects.push(Effect::Healthy);
         let resource_version = resource_version.unwrap_or_default();
         self.phase = Phase::Watching {
@@ -461,6 +599,7 @@ impl Machine {
             }
             Input::Bookmark {
                 resource_version: seen,
+                ..
             } => {
                 self.phase = Phase::Watching {
                     resource_version: seen,
@@ -577,6 +716,7 @@ mod tests {
         let effects: Vec<String> = plan.effects.iter().map(render_effect).collect();
         let request = match &plan.request {
             Request::Discover => "→ discover".to_string(),
+            Request::StreamList => "→ watch list".to_string(),
             Request::List(None) => "→ list first".to_string(),
             Request::List(Some(token)) => format!("→ list after {token}"),
             Request::Watch(rv) => format!("→ watch from {rv:?}"),
@@ -604,16 +744,30 @@ mod tests {
             Effect::Healthy => "healthy".to_string(),
             Effect::Failed { state, what, .. } => format!("failed {}: {what}", state.as_str()),
             Effect::Wait(_) => "wait".to_string(),
+            Effect::ListsUnstreamed(_) => "lists unstreamed".to_string(),
+            Effect::Listed(ListMethod::WatchList) => "listed by watch list".to_string(),
+            Effect::Listed(ListMethod::Pages) => "listed in pages".to_string(),
         }
     }
 
     /// Feeds `inputs` to a machine started on `availability` and checks
     /// each plan, rendered, against `expected` (the start's plan first).
     fn check(availability: Option<Availability>, inputs: Vec<Input>, expected: &[&str]) -> Machine {
+        check_with(InitialList::Paged, availability, inputs, expected)
+    }
+
+    /// [`check`], reading lists as `initial_list` says.
+    fn check_with(
+        initial_list: InitialList,
+        availability: Option<Availability>,
+        inputs: Vec<Input>,
+        expected: &[&str],
+    ) -> Machine {
         let (mut machine, plan) = Machine::start(
             ObjectKind::TrainJob,
             Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 7),
             availability,
+            initial_list,
         );
         let mut got = vec![render(&plan)];
         for input in inputs {
@@ -638,7 +792,7 @@ mod tests {
             ],
             &[
                 "serve trainer.kubeflow.org/v1; send list-started → list first",
-                "send page(0); send list-done; healthy → watch from \"7\"",
+                "send page(0); send list-done; listed in pages; healthy → watch from \"7\"",
                 "→ next",
             ],
         )
@@ -677,7 +831,7 @@ mod tests {
             &[
                 "serve trainer.kubeflow.org/v1; send list-started → list first",
                 "send page(1) → list after t1",
-                "send page(1); send list-done; healthy → watch from \"9\"",
+                "send page(1); send list-done; listed in pages; healthy → watch from \"9\"",
             ],
         );
         assert_eq!(
@@ -706,6 +860,7 @@ mod tests {
             },
             Input::Bookmark {
                 resource_version: "12".into(),
+                initial_events_end: false,
             },
             Input::Ended {
                 lasted: Duration::from_secs(290),
@@ -911,6 +1066,246 @@ mod tests {
         );
     }
 
+    fn end_of_initial_events(rv: &str) -> Input {
+        Input::Bookmark {
+            resource_version: rv.into(),
+            initial_events_end: true,
+        }
+    }
+
+    fn refused(code: u16) -> Input {
+        Input::WatchRefused {
+            code: Some(code),
+            error: "refused".into(),
+        }
+    }
+
+    #[test]
+    fn a_watch_list_is_the_list_then_the_same_stream_is_the_watch() {
+        let mut machine = check_with(
+            InitialList::Streaming,
+            Some(trainjobs()),
+            vec![
+                Input::WatchOpened,
+                upserted("a", "3"),
+                Input::Upserted {
+                    object: Projected::NotStored(pod("no-job")),
+                    resource_version: Some("4".into()),
+                },
+                Input::Bookmark {
+                    resource_version: "5".into(),
+                    initial_events_end: false,
+                },
+                upserted("b", "6"),
+                end_of_initial_events("9"),
+                upserted("c", "10"),
+            ],
+            &[
+                "serve trainer.kubeflow.org/v1; send list-started → watch list",
+                "→ next",
+                "→ next",
+                "→ next",
+                "→ next",
+                "→ next",
+                "send page(2); send list-done; listed by watch list; healthy → next",
+                "send upserted c → next",
+            ],
+        );
+        assert_eq!(
+            machine.phase(),
+            &Phase::Watching {
+                resource_version: "10".into(),
+                delivered: true
+            }
+        );
+        // The watch goes on as any other: a clean end resumes it from the
+        // last version seen, with no list; a 410 reads the list again,
+        // streamed.
+        let ended = machine.step(Input::Ended {
+            lasted: Duration::from_secs(290),
+        });
+        assert_eq!(render(&ended), "send watch-ended → watch from \"10\"");
+        machine.step(Input::WatchOpened);
+        let gone = machine.step(Input::ErrorEvent {
+            code: 410,
+            message: "too old".into(),
+        });
+        assert_eq!(
+            render(&gone),
+            "send watch-ended; send list-started → watch list"
+        );
+    }
+
+    #[test]
+    fn a_watch_lists_objects_reach_the_store_a_page_at_a_time() {
+        let (mut machine, _) = Machine::start(
+            ObjectKind::TrainJob,
+            Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 7),
+            Some(trainjobs()),
+            InitialList::Streaming,
+        );
+        machine.step(Input::WatchOpened);
+        let mut sent = Vec::new();
+        for n in 0..(2 * STREAMED_PAGE + 1) {
+            let plan = machine.step(upserted(&format!("p{n}"), "1"));
+            sent.extend(plan.effects.iter().map(render_effect));
+        }
+        let plan = machine.step(end_of_initial_events("2"));
+        sent.extend(plan.effects.iter().map(render_effect));
+        let page = format!("send page({STREAMED_PAGE})");
+        assert_eq!(
+            sent,
+            [
+                &page,
+                &page,
+                "send page(1)",
+                "send list-done",
+                "listed by watch list",
+                "healthy",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_server_without_watch_lists_is_listed_in_pages_from_then_on() {
+        for code in [400, 422] {
+            let mut machine = check_with(
+                InitialList::Streaming,
+                Some(trainjobs()),
+                vec![
+                    refused(code),
+                    Input::ListPage {
+                        objects: vec![Projected::Stored(pod("a"))],
+                        continue_token: None,
+                        resource_version: Some("7".into()),
+                    },
+                    Input::WatchOpened,
+                    Input::ErrorEvent {
+                        code: 410,
+                        message: "too old".into(),
+                    },
+                ],
+                &[
+                    "serve trainer.kubeflow.org/v1; send list-started → watch list",
+                    "lists unstreamed; send list-started → list first",
+                    "send page(1); send list-done; listed in pages; healthy → watch from \"7\"",
+                    "→ next",
+                    "send watch-ended; send list-started → list first",
+                ],
+            );
+            assert_eq!(machine.initial_list(), InitialList::Paged);
+            let plan = machine.step(Input::ListPage {
+                objects: vec![],
+                continue_token: None,
+                resource_version: Some("8".into()),
+            });
+            assert_eq!(
+                render(&plan),
+                "send page(0); send list-done; listed in pages; healthy → watch from \"8\""
+            );
+        }
+    }
+
+    #[test]
+    fn a_watch_list_that_ends_unmarked_is_read_again_in_pages() {
+        // A server that ignores sendInitialEvents watches instead: its
+        // stream ends without the bookmark. What it sent is dropped (the
+        // list starts again) and watch lists are not asked for again.
+        let machine = check_with(
+            InitialList::Streaming,
+            Some(trainjobs()),
+            vec![
+                Input::WatchOpened,
+                upserted("a", "3"),
+                Input::Ended {
+                    lasted: Duration::from_secs(290),
+                },
+            ],
+            &[
+                "serve trainer.kubeflow.org/v1; send list-started → watch list",
+                "→ next",
+                "→ next",
+                "lists unstreamed; send list-started → list first",
+            ],
+        );
+        assert_eq!(machine.initial_list(), InitialList::Paged);
+        // Initial events are all ADDED; a deletion among them is as wrong.
+        let machine = check_with(
+            InitialList::Streaming,
+            Some(trainjobs()),
+            vec![
+                Input::WatchOpened,
+                Input::Deleted {
+                    object: Projected::Stored(pod("a")),
+                    resource_version: Some("3".into()),
+                },
+            ],
+            &[
+                "serve trainer.kubeflow.org/v1; send list-started → watch list",
+                "→ next",
+                "lists unstreamed; send list-started → list first",
+            ],
+        );
+        assert_eq!(machine.initial_list(), InitialList::Paged);
+    }
+
+    #[test]
+    fn a_failing_watch_list_is_read_in_pages_which_say_what_fails() {
+        // Forbidden (a role with list but not watch), a broken stream or
+        // an ERROR event: this list is read in pages, and the next one is
+        // asked for as a watch list again.
+        let inputs: [(Vec<Input>, &str); 4] = [
+            (vec![refused(403)], "send list-started → list first"),
+            (vec![refused(500)], "send list-started → list first"),
+            (
+                vec![Input::WatchOpened, Input::Broken("reset".into())],
+                "send list-started → list first",
+            ),
+            (
+                vec![
+                    Input::WatchOpened,
+                    Input::ErrorEvent {
+                        code: 410,
+                        message: "too old".into(),
+                    },
+                ],
+                "send list-started → list first",
+            ),
+        ];
+        for (inputs, last) in inputs {
+            let (mut machine, _) = Machine::start(
+                ObjectKind::TrainJob,
+                Backoff::new(BACKOFF_BASE, BACKOFF_CAP, 7),
+                Some(trainjobs()),
+                InitialList::Streaming,
+            );
+            let plans: Vec<String> = inputs
+                .into_iter()
+                .map(|input| render(&machine.step(input)))
+                .collect();
+            assert_eq!(plans.last().map(String::as_str), Some(last), "{plans:?}");
+            assert_eq!(machine.initial_list(), InitialList::Streaming);
+            let plan = machine.step(Input::ListFailed {
+                code: Some(403),
+                error: "forbidden".into(),
+            });
+            assert_eq!(
+                render(&plan),
+                "send forbidden; failed forbidden: list is forbidden; wait; send list-started → watch list"
+            );
+        }
+        // 404: the kind went away; discovery says what is served now.
+        check_with(
+            InitialList::Streaming,
+            Some(trainjobs()),
+            vec![refused(404)],
+            &[
+                "serve trainer.kubeflow.org/v1; send list-started → watch list",
+                "failed notServed: list answered 404 Not Found; wait → discover",
+            ],
+        );
+    }
+
     #[test]
     fn an_input_that_does_not_belong_to_the_phase_starts_over_from_discovery() {
         let mut machine = watching();
@@ -930,10 +1325,15 @@ mod tests {
     fn seeded_runs_keep_the_store_protocol() {
         for seed in 0..200 {
             let mut rng = Rng::new(seed);
+            let initial_list = match seed % 2 {
+                0 => InitialList::Streaming,
+                _ => InitialList::Paged,
+            };
             let (mut machine, mut plan) = Machine::start(
                 ObjectKind::TrainJob,
                 Backoff::new(BACKOFF_BASE, BACKOFF_CAP, seed),
                 None,
+                initial_list,
             );
             let mut in_list = false;
             for step in 0..300 {
@@ -941,6 +1341,9 @@ mod tests {
                     match effect {
                         Effect::Send(EventBody::ListStarted) => in_list = true,
                         Effect::Send(EventBody::ListDone) => in_list = false,
+                        Effect::Send(EventBody::ListPage(_)) => {
+                            assert!(in_list, "seed {seed} step {step}: a page outside a list")
+                        }
                         Effect::Send(EventBody::Upserted(_) | EventBody::Deleted(_)) => {
                             assert!(!in_list, "seed {seed} step {step}: an event inside a list")
                         }
@@ -955,6 +1358,10 @@ mod tests {
                     (Request::Discover, Phase::Discovering)
                         | (Request::List(_), Phase::Listing)
                         | (
+                            Request::StreamList | Request::NextEvent,
+                            Phase::StreamingList { .. }
+                        )
+                        | (
                             Request::Watch(_) | Request::NextEvent,
                             Phase::Watching { .. }
                         )
@@ -965,7 +1372,15 @@ mod tests {
                     plan.request,
                     machine.phase()
                 );
-                let code = *rng.pick(&[None, Some(403), Some(404), Some(410), Some(500)]);
+                let code = *rng.pick(&[
+                    None,
+                    Some(400),
+                    Some(403),
+                    Some(404),
+                    Some(410),
+                    Some(422),
+                    Some(500),
+                ]);
                 let input = match plan.request {
                     Request::Discover => match rng.below(4) {
                         0 => Input::DiscoveryFailed("down".into()),
@@ -988,7 +1403,7 @@ mod tests {
                             resource_version: Some(format!("{step}")),
                         },
                     },
-                    Request::Watch(_) => match rng.below(3) {
+                    Request::Watch(_) | Request::StreamList => match rng.below(3) {
                         0 => Input::WatchRefused {
                             code,
                             error: "x".into(),
@@ -1006,6 +1421,7 @@ mod tests {
                         },
                         3 => Input::Bookmark {
                             resource_version: format!("{step}"),
+                            initial_events_end: rng.below(2) == 0,
                         },
                         _ => upserted("p", &format!("{step}")),
                     },

@@ -1,5 +1,6 @@
 //! The watch loops: one per kind and scope, each a state machine
-//! ([`machine`]) that lists, watches from the list's resourceVersion,
+//! ([`machine`]) that lists (as a watch list where the API server streams
+//! lists, else in pages), watches from the list's resourceVersion,
 //! re-watches when a watch ends, and re-lists after `410 Gone`, turning what
 //! it sees into [`WatchEvent`]s for the store. This is kube-runtime's
 //! watcher, written out so that the end of every watch stream is visible:
@@ -25,7 +26,9 @@
 //! ([`ApiObject`]), and projected from there.
 //!
 //! Read-only: only `list` and `watch` requests are made (and discovery's
-//! `get`s).
+//! `get`s). A watch list needs only `watch`; where `watch` is allowed and
+//! `list` is not, a kind is still read, and the other way round the list
+//! falls back to pages.
 
 pub mod machine;
 
@@ -48,10 +51,12 @@ use super::health::{HealthBoard, WatchState};
 use super::projection::{ApiObject, ObjectKind, Projected};
 use super::store::{EventBody, WatchEvent};
 pub use machine::Backoff;
-use machine::{Effect, Input, Machine, Request};
+use machine::{Effect, InitialList, Input, Machine, Request};
 
 /// Objects per list page.
 const PAGE_SIZE: u32 = 500;
+/// The annotation of the bookmark that ends a watch list's initial events.
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 /// How long one watch request lasts before the server ends it.
 const WATCH_TIMEOUT_SECS: u32 = 290;
 /// The first delay after a failure.
@@ -206,8 +211,15 @@ impl Watcher {
                     }
                 }
                 Effect::Healthy => self.healthy(),
+                Effect::Listed(method) => self.health.count_list(self.kind, method),
                 Effect::Failed { state, what, error } => self.failed(state, &what, &error),
                 Effect::Wait(delay) => tokio::time::sleep(delay).await,
+                Effect::ListsUnstreamed(why) => tracing::info!(
+                    kind = self.kind.name(),
+                    namespace = self.scope.as_deref().unwrap_or("*"),
+                    why = %why,
+                    "the API server does not stream lists (sendInitialEvents); listing in pages"
+                ),
             }
         }
         true
@@ -287,7 +299,8 @@ pub async fn run(
         log: FailureLog::default(),
         api_version: kind.api_version().to_string(),
     };
-    let (mut machine, mut plan) = Machine::start(kind, backoff, availability);
+    let (mut machine, mut plan) =
+        Machine::start(kind, backoff, availability, InitialList::Streaming);
     let mut api: Option<Api<Watched>> = None;
     let mut stream: Option<Events> = None;
     loop {
@@ -309,10 +322,24 @@ pub async fn run(
                     None => Input::DiscoveryFailed("no resource to list".to_string()),
                 }
             }
+            Request::StreamList => {
+                stream = None;
+                match &api {
+                    Some(api) => match open_watch(api, WatchFrom::InitialEvents).await {
+                        Ok(opened) => {
+                            stream = Some(opened);
+                            Input::WatchOpened
+                        }
+                        Err(refused) => refused,
+                    },
+                    None => Input::DiscoveryFailed("no resource to watch".to_string()),
+                }
+            }
             Request::Watch(resource_version) => {
                 stream = None;
                 match &api {
-                    Some(api) => match open_watch(api, &resource_version).await {
+                    Some(api) => match open_watch(api, WatchFrom::Version(&resource_version)).await
+                    {
                         Ok(opened) => {
                             stream = Some(opened);
                             Input::WatchOpened
@@ -374,8 +401,21 @@ struct Events {
     opened: Instant,
 }
 
-async fn open_watch(api: &Api<Watched>, resource_version: &str) -> Result<Events, Input> {
-    let params = WatchParams::default().timeout(WATCH_TIMEOUT_SECS);
+/// Where a watch starts.
+enum WatchFrom<'v> {
+    /// With the current state as initial events (a watch list), read
+    /// consistently: no resourceVersion, `resourceVersionMatch=NotOlderThan`.
+    InitialEvents,
+    /// After this resourceVersion.
+    Version(&'v str),
+}
+
+async fn open_watch(api: &Api<Watched>, from: WatchFrom<'_>) -> Result<Events, Input> {
+    let (params, resource_version) = match from {
+        WatchFrom::InitialEvents => (WatchParams::streaming_lists(), ""),
+        WatchFrom::Version(version) => (WatchParams::default(), version),
+    };
+    let params = params.timeout(WATCH_TIMEOUT_SECS);
     match api.watch(&params, resource_version).await {
         Ok(stream) => Ok(Events {
             stream: stream.boxed(),
@@ -404,6 +444,11 @@ impl Events {
                 object: w.project(o),
             },
             Some(Ok(KubeEvent::Bookmark(b))) => Input::Bookmark {
+                initial_events_end: b
+                    .metadata
+                    .annotations
+                    .get(INITIAL_EVENTS_END)
+                    .is_some_and(|v| v == "true"),
                 resource_version: b.metadata.resource_version,
             },
             Some(Ok(KubeEvent::Error(status))) => Input::ErrorEvent {
