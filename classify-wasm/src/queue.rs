@@ -28,6 +28,7 @@
 
 pub mod board;
 pub mod line;
+mod preemptor;
 mod read;
 pub mod snapshot;
 
@@ -39,7 +40,8 @@ use serde_json::Value;
 use crate::quantity::Quantity;
 use read::{ClusterQueue, LocalQueue, PendingWorkload, Row};
 
-pub use read::{preemptor_uid_of, QueueReadError};
+pub use preemptor::preemptor_uid_of;
+pub use read::QueueReadError;
 
 pub use snapshot::{
     explanations_with_queues, explanations_with_queues_text, facts_in_snapshot, facts_text,
@@ -103,7 +105,7 @@ pub struct Preemptor {
 impl Preemptor {
     /// The record of the preemptor Workload `workload`.
     pub fn of(workload: &Value) -> Preemptor {
-        read::preemptor_record(workload)
+        preemptor::preemptor_record(workload)
     }
 
     /// `preempted by team-b/llm-70b (priority 1000) in ClusterQueue
@@ -309,7 +311,7 @@ pub fn facts(
         asks: Vec::new(),
         room: Vec::new(),
         sentence: String::new(),
-        preempted_by: workload.and_then(|w| read::preemptor(w, objects)),
+        preempted_by: workload.and_then(|w| preemptor::preemptor(w, objects)),
         position: None,
     };
     if let Some((wait, sentence)) = workload.and_then(read::settled) {

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{add, sub, Lookup, QueueObjects, Room, Wait};
+use super::{add, sub, Room, Wait};
 use crate::model::words;
 use crate::quantity::Quantity;
 
@@ -60,13 +60,13 @@ fn entries(v: Option<&Value>) -> impl Iterator<Item = (&String, &Value)> {
     v.and_then(Value::as_object).into_iter().flatten()
 }
 
-fn condition<'v>(v: &'v Value, kind: &str) -> Option<&'v Value> {
+pub(super) fn condition<'v>(v: &'v Value, kind: &str) -> Option<&'v Value> {
     list(v, &["status", "conditions"])
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
 }
 
-fn is_true(condition: Option<&Value>) -> bool {
+pub(super) fn is_true(condition: Option<&Value>) -> bool {
     condition.and_then(|c| text(c, &["status"])) == Some("True")
 }
 
@@ -852,58 +852,3 @@ fn container_request(
     }
     Ok(out)
 }
-
-/// The UID a `Preempted` or `Evicted` condition names:
-/// `Preempted to accommodate a workload (UID: …, JobUID: …) due to …`.
-pub(super) fn preemptor_uid(message: &str) -> Option<&str> {
-    let (_, rest) = message.split_once("(UID: ")?;
-    let end = rest.find([',', ')']).unwrap_or(rest.len());
-    Some(rest.get(..end)?.trim()).filter(|uid| !uid.is_empty())
-}
-
-/// The UID of the Workload that preempted `w`, when a true `Preempted`
-/// condition (or `Evicted` for `Preempted`) names one: what a store looks
-/// up to hand [`super::facts`] the preemptor.
-pub fn preemptor_uid_of(w: &Value) -> Option<&str> {
-    let preempted = condition(w, "Preempted").filter(|c| is_true(Some(c)));
-    let evicted = condition(w, "Evicted")
-        .filter(|c| is_true(Some(c)) && text(c, &["reason"]) == Some("Preempted"));
-    preemptor_uid(preempted.or(evicted).and_then(|c| text(c, &["message"]))?)
-}
-
-/// What [`super::Preemptor`] keeps of the preemptor Workload `p`.
-pub(super) fn preemptor_record(p: &Value) -> super::Preemptor {
-    let owned = |s: Option<&str>| s.unwrap_or("").to_string();
-    super::Preemptor {
-        uid: owned(text(p, &["metadata", "uid"])),
-        namespace: owned(text(p, &["metadata", "namespace"])),
-        workload: owned(text(p, &["metadata", "name"])),
-        train_job: list(p, &["metadata", "ownerReferences"])
-            .iter()
-            .find(|o| text(o, &["kind"]) == Some("TrainJob"))
-            .and_then(|o| text(o, &["name"]))
-            .map(str::to_string),
-        priority: at(p, &["spec", "priority"]).and_then(integer),
-        cluster_queue: text(p, &["status", "admission", "clusterQueue"]).map(str::to_string),
-    }
-}
-
-/// Who preempted `w`, when its conditions say: the preemptor's TrainJob
-/// (or Workload), priority and ClusterQueue when it may be read, or as it
-/// was remembered once its Workload went; in a namespace the user may not
-/// see, no name at all.
-pub(super) fn preemptor(w: &Value, objects: &dyn QueueObjects) -> Option<String> {
-    let uid = preemptor_uid_of(w)?;
-    Some(match objects.workload_by_uid(uid) {
-        Lookup::Found(p) => preemptor_record(p).sentence(false),
-        Lookup::NotReadable => HIDDEN_PREEMPTOR.to_string(),
-        Lookup::NotFound => match objects.remembered_preemptor(uid) {
-            Lookup::Found(p) => p.sentence(true),
-            Lookup::NotReadable => HIDDEN_PREEMPTOR.to_string(),
-            Lookup::NotFound => format!("preempted by a workload that is gone (UID {uid})"),
-        },
-    })
-}
-
-/// A preemptor in a namespace the user may not see: no name at all.
-const HIDDEN_PREEMPTOR: &str = "preempted by a workload in another namespace";

@@ -15,7 +15,7 @@ fn bytes_read_with_the_largest_binary_suffix_and_the_rest_canonically() {
 
 #[test]
 fn the_preemptor_uid_is_the_first_after_an_opening_parenthesis() {
-    use super::read::preemptor_uid;
+    use super::preemptor::preemptor_uid;
     let kueue = "Preempted to accommodate a workload (UID: 5b1d, JobUID: 77aa) due to \
                  prioritization in the ClusterQueue";
     assert_eq!(preemptor_uid(kueue), Some("5b1d"));
