@@ -43,7 +43,7 @@ pub mod wire;
 
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
-pub use link::{Link, Linker, Links, Role};
+pub use link::{Link, LinkFields, LinkedObject, Linker, Links, Role};
 pub use observation::{
     Cause, CauseKind, Execution, ObjectRef, Observation, OrderKey, Provenance, State,
 };

@@ -4,7 +4,11 @@
 //! change touches (the server's store, the browser's store).
 //!
 //! Every object offers or seeks [`Link`]s, read from the fields those
-//! sections name ([`Links::of_item`], [`Links::of_captured`]). TrainJobs
+//! sections name: its identity and its [`LinkFields`], declared once here.
+//! A store reads them as the object comes in ([`LinkedObject::of_json`],
+//! or its own projection), keeps them beside it, and asks for the links
+//! ([`Links::of`], [`Links::of_captured_pod`]) without reading the object
+//! again. TrainJobs
 //! offer their name, their job-id and submission labels and their UID;
 //! Nodes offer their name. JobSets, Workloads, pods, captured pods and
 //! runtime copies seek the TrainJobs (and pods the Nodes) they may be read
@@ -99,125 +103,338 @@ pub struct Links {
     pub seeks: Vec<Link>,
 }
 
-/// A non-empty string at `path` (section 1: empty is absent).
-fn text_at<'v>(value: &'v Value, path: &[&str]) -> Option<&'v str> {
-    let mut here = value;
-    for key in path {
-        here = here.get(key)?;
+/// What sections 4 and 11 read of an object to link it, besides its
+/// identity: the one list of them. The server's stored object keeps these
+/// (filled from its projection), the browser's store reads them from an
+/// item's text ([`LinkedObject::of_json`]), and [`Links::of`] reads nothing
+/// else. Section 1: an empty string is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkFields {
+    /// The `dispatch.phpboyscout.uk/job-id` label.
+    pub job_id: Option<String>,
+    /// The `dispatch.phpboyscout.uk/submission` label.
+    pub submission: Option<String>,
+    /// The `jobset.sigs.k8s.io/jobset-name` label.
+    pub jobset_name: Option<String>,
+    /// The `kueue.x-k8s.io/job-uid` label.
+    pub job_uid: Option<String>,
+    /// The UIDs of the owner references of kind TrainJob, in order.
+    pub trainjob_owners: Vec<String>,
+    /// Whether any owner reference is of kind TrainJob, with a UID or
+    /// without (one without counts for section 11 and links nothing).
+    pub trainjob_owned: bool,
+    /// `spec.nodeName`.
+    pub node_name: Option<String>,
+}
+
+impl LinkFields {
+    /// The label `key`, if it is one of those read here.
+    fn label(&self, key: &str) -> Option<&str> {
+        let value = match key {
+            keys::JOB_ID => &self.job_id,
+            keys::SUBMISSION => &self.submission,
+            keys::JOBSET_NAME => &self.jobset_name,
+            keys::JOB_UID => &self.job_uid,
+            _ => &None,
+        };
+        value.as_deref()
     }
-    here.as_str().filter(|s| !s.is_empty())
+
+    /// Bytes its strings hold, for stores that bound their memory.
+    pub fn heap_bytes(&self) -> usize {
+        let labels = [
+            &self.job_id,
+            &self.submission,
+            &self.jobset_name,
+            &self.job_uid,
+            &self.node_name,
+        ];
+        labels
+            .iter()
+            .flat_map(|l| l.as_ref())
+            .map(String::capacity)
+            .sum::<usize>()
+            + self.trainjob_owners.capacity() * std::mem::size_of::<String>()
+            + self
+                .trainjob_owners
+                .iter()
+                .map(String::capacity)
+                .sum::<usize>()
+    }
 }
 
-fn label<'v>(item: &'v Value, key: &str) -> Option<&'v str> {
-    text_at(item, &["metadata", "labels", key])
+/// An object as linking reads it: `kind`, `metadata.namespace`,
+/// `metadata.name`, `metadata.uid` (each `""` when absent) and its
+/// [`LinkFields`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkedObject {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub fields: LinkFields,
 }
 
-/// The UIDs of the owner references of kind TrainJob, and whether there
-/// is any such reference (one without a UID counts for section 11, and
-/// links nothing).
-fn trainjob_owners(item: &Value) -> (bool, Vec<String>) {
-    let owners: Vec<&Value> = item
-        .get("metadata")
-        .and_then(|m| m.get("ownerReferences"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
-        .collect();
-    let uids = owners
-        .iter()
-        .filter_map(|o| o.get("uid").and_then(Value::as_str))
-        .filter(|u| !u.is_empty())
-        .map(str::to_string)
-        .collect();
-    (!owners.is_empty(), uids)
+/// The typed pass of [`LinkedObject::of_json`]: the parts of an item that
+/// linking reads, everything else skipped unbuilt; each part is read by
+/// [`LinkedObject::of_parts`], as [`LinkedObject::of_value`] reads it. A
+/// part that is not an object where one is expected, or a key given twice,
+/// fails it, and the whole value is read instead.
+#[derive(serde::Deserialize)]
+struct ItemText {
+    kind: Option<Value>,
+    metadata: Option<MetadataText>,
+    spec: Option<SpecText>,
 }
 
-fn node_link(pod: &Value) -> Option<Link> {
-    text_at(pod, &["spec", "nodeName"]).map(|n| Link::Node(n.to_string()))
+#[derive(serde::Deserialize)]
+struct MetadataText {
+    name: Option<Value>,
+    namespace: Option<Value>,
+    uid: Option<Value>,
+    labels: Option<Value>,
+    #[serde(rename = "ownerReferences")]
+    owner_references: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct SpecText {
+    #[serde(rename = "nodeName")]
+    node_name: Option<Value>,
+}
+
+/// The typed pass of a `captured` entry.
+#[derive(serde::Deserialize)]
+struct CapturedText {
+    #[serde(rename = "trainJobUID")]
+    trainjob_uid: Option<Value>,
+    pod: Option<ItemText>,
+}
+
+/// The parts of an item linking reads, wherever they were found.
+#[derive(Default)]
+struct Parts<'v> {
+    kind: Option<&'v Value>,
+    name: Option<&'v Value>,
+    namespace: Option<&'v Value>,
+    uid: Option<&'v Value>,
+    labels: Option<&'v Value>,
+    owner_references: Option<&'v Value>,
+    node_name: Option<&'v Value>,
+}
+
+impl ItemText {
+    fn parts(&self) -> Parts<'_> {
+        let metadata = self.metadata.as_ref();
+        Parts {
+            kind: self.kind.as_ref(),
+            name: metadata.and_then(|m| m.name.as_ref()),
+            namespace: metadata.and_then(|m| m.namespace.as_ref()),
+            uid: metadata.and_then(|m| m.uid.as_ref()),
+            labels: metadata.and_then(|m| m.labels.as_ref()),
+            owner_references: metadata.and_then(|m| m.owner_references.as_ref()),
+            node_name: self.spec.as_ref().and_then(|s| s.node_name.as_ref()),
+        }
+    }
+}
+
+/// A non-empty string (section 1: empty is absent).
+fn text(value: Option<&Value>) -> Option<&str> {
+    value?.as_str().filter(|s| !s.is_empty())
+}
+
+impl LinkedObject {
+    fn of_parts(parts: Parts<'_>) -> LinkedObject {
+        let label = |key: &str| text(parts.labels.and_then(|l| l.get(key))).map(str::to_string);
+        let owners: Vec<&Value> = parts
+            .owner_references
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
+            .collect();
+        LinkedObject {
+            kind: parts.kind.and_then(Value::as_str).unwrap_or("").to_string(),
+            namespace: text(parts.namespace).unwrap_or("").to_string(),
+            name: text(parts.name).unwrap_or("").to_string(),
+            uid: text(parts.uid).unwrap_or("").to_string(),
+            fields: LinkFields {
+                job_id: label(keys::JOB_ID),
+                submission: label(keys::SUBMISSION),
+                jobset_name: label(keys::JOBSET_NAME),
+                job_uid: label(keys::JOB_UID),
+                trainjob_owned: !owners.is_empty(),
+                trainjob_owners: owners
+                    .iter()
+                    .filter_map(|o| text(o.get("uid")))
+                    .map(str::to_string)
+                    .collect(),
+                node_name: text(parts.node_name).map(str::to_string),
+            },
+        }
+    }
+
+    /// Reads an item (an object with its `kind`). A field of the wrong type
+    /// links nothing.
+    pub fn of_value(item: &Value) -> LinkedObject {
+        let metadata = item.get("metadata");
+        let meta = |key: &str| metadata.and_then(|m| m.get(key));
+        LinkedObject::of_parts(Parts {
+            kind: item.get("kind"),
+            name: meta("name"),
+            namespace: meta("namespace"),
+            uid: meta("uid"),
+            labels: meta("labels"),
+            owner_references: meta("ownerReferences"),
+            node_name: item.get("spec").and_then(|s| s.get("nodeName")),
+        })
+    }
+
+    /// Reads an item's JSON text: a typed pass that builds only the parts
+    /// linking reads, or, where it is refused, the whole value, so the
+    /// answer is always [`LinkedObject::of_value`]'s. Text that is not JSON
+    /// reads as nothing.
+    pub fn of_json(text: &str) -> LinkedObject {
+        match serde_json::from_str::<ItemText>(text) {
+            Ok(item) => LinkedObject::of_parts(item.parts()),
+            Err(_) => LinkedObject::of_value(&serde_json::from_str(text).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// Reads a `captured` entry's JSON text (`{"trainJobUID": .., "pod":
+    /// {..}}`): the TrainJob UID (`""` when absent) and the pod, as
+    /// [`LinkedObject::of_json`] reads an item.
+    pub fn of_captured_json(entry: &str) -> (String, LinkedObject) {
+        match serde_json::from_str::<CapturedText>(entry) {
+            Ok(captured) => (
+                text(captured.trainjob_uid.as_ref())
+                    .unwrap_or("")
+                    .to_string(),
+                captured
+                    .pod
+                    .map(|pod| LinkedObject::of_parts(pod.parts()))
+                    .unwrap_or_default(),
+            ),
+            Err(_) => {
+                let whole: Value = serde_json::from_str(entry).unwrap_or(Value::Null);
+                (
+                    text(whole.get("trainJobUID")).unwrap_or("").to_string(),
+                    whole
+                        .get("pod")
+                        .map(LinkedObject::of_value)
+                        .unwrap_or_default(),
+                )
+            }
+        }
+    }
 }
 
 impl Links {
-    /// The links of a snapshot item (an object with its `kind`), from the
-    /// fields sections 4 and 11 read. Kinds the engine does not read link
-    /// nothing.
-    pub fn of_item(item: &Value) -> Links {
-        let namespace = text_at(item, &["metadata", "namespace"])
-            .unwrap_or("")
-            .to_string();
-        let name = text_at(item, &["metadata", "name"])
-            .unwrap_or("")
-            .to_string();
-        let by_labels = match (label(item, keys::JOB_ID), label(item, keys::SUBMISSION)) {
+    /// The links of an object of `kind` (as its `kind` field says) from
+    /// its identity and [`LinkFields`]: what sections 4 and 11 read. Kinds
+    /// the engine does not read link nothing.
+    pub fn of(kind: &str, namespace: &str, name: &str, uid: &str, fields: &LinkFields) -> Links {
+        let label = |key: &str| fields.label(key);
+        let by_labels = match (label(keys::JOB_ID), label(keys::SUBMISSION)) {
             (Some(job_id), Some(submission)) => Some(Link::Labels {
-                namespace: namespace.clone(),
+                namespace: namespace.to_string(),
                 job_id: job_id.to_string(),
                 submission: submission.to_string(),
             }),
             _ => None,
         };
+        let by_name = || Link::Name {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        let owners = || fields.trainjob_owners.iter().cloned().map(Link::Owner);
         let mut links = Links::default();
-        match item.get("kind").and_then(Value::as_str).unwrap_or("") {
+        match kind {
             "TrainJob" => {
                 links.role = Role::TrainJob;
-                if let Some(uid) = text_at(item, &["metadata", "uid"]) {
+                if !uid.is_empty() {
                     links.offers.push(Link::Uid(uid.to_string()));
                     links.offers.push(Link::Owner(uid.to_string()));
                 }
                 links.offers.extend(by_labels);
-                links.offers.push(Link::Name { namespace, name });
+                links.offers.push(by_name());
             }
             "JobSet" => {
-                let (owned, uids) = trainjob_owners(item);
-                if owned {
+                if fields.trainjob_owned {
                     links.role = Role::OrphanCandidate;
                 }
-                links.seeks.push(Link::Name { namespace, name });
-                links.seeks.extend(uids.into_iter().map(Link::Owner));
+                links.seeks.push(by_name());
+                links.seeks.extend(owners());
             }
             "Workload" => {
-                if let Some(uid) = label(item, keys::JOB_UID) {
+                if let Some(uid) = label(keys::JOB_UID) {
                     links.seeks.push(Link::Uid(uid.to_string()));
                 }
             }
             "TrainingRuntime" => {
-                let (owned, uids) = trainjob_owners(item);
-                if owned && label(item, keys::JOB_ID).is_some() {
+                if fields.trainjob_owned && label(keys::JOB_ID).is_some() {
                     links.role = Role::OrphanCandidate;
                 }
-                links.seeks.extend(uids.into_iter().map(Link::Owner));
+                links.seeks.extend(owners());
             }
             "Pod" => {
-                if label(item, keys::JOB_ID).is_some() {
+                if label(keys::JOB_ID).is_some() {
                     links.role = Role::OrphanCandidate;
                 }
                 links.seeks.extend(by_labels);
-                if let Some(jobset) = label(item, keys::JOBSET_NAME) {
+                if let Some(jobset) = label(keys::JOBSET_NAME) {
                     links.seeks.push(Link::Name {
-                        namespace,
+                        namespace: namespace.to_string(),
                         name: jobset.to_string(),
                     });
                 }
-                links.seeks.extend(node_link(item));
+                links.seeks.extend(node_link(fields));
             }
-            "Node" => links.offers.push(Link::Node(name)),
+            "Node" => links.offers.push(Link::Node(name.to_string())),
             _ => {}
         }
         links
     }
 
-    /// The links of a `captured` entry (`{"trainJobUID": .., "pod": {..}}`):
-    /// its TrainJob by UID, its pod's Node.
-    pub fn of_captured(entry: &Value) -> Links {
+    /// [`Links::of`] an object read whole.
+    pub fn of_object(object: &LinkedObject) -> Links {
+        Links::of(
+            &object.kind,
+            &object.namespace,
+            &object.name,
+            &object.uid,
+            &object.fields,
+        )
+    }
+
+    /// The links of a snapshot item (an object with its `kind`).
+    pub fn of_item(item: &Value) -> Links {
+        Links::of_object(&LinkedObject::of_value(item))
+    }
+
+    /// The links of a captured pod: its TrainJob by UID (`""`: none), its
+    /// pod's Node.
+    pub fn of_captured_pod(trainjob_uid: &str, pod: &LinkFields) -> Links {
         let mut links = Links::default();
-        if let Some(uid) = text_at(entry, &["trainJobUID"]) {
-            links.seeks.push(Link::Uid(uid.to_string()));
+        if !trainjob_uid.is_empty() {
+            links.seeks.push(Link::Uid(trainjob_uid.to_string()));
         }
-        if let Some(pod) = entry.get("pod") {
-            links.seeks.extend(node_link(pod));
-        }
+        links.seeks.extend(node_link(pod));
         links
     }
+
+    /// The links of a `captured` entry (`{"trainJobUID": .., "pod": {..}}`).
+    pub fn of_captured(entry: &Value) -> Links {
+        let pod = entry
+            .get("pod")
+            .map(LinkedObject::of_value)
+            .unwrap_or_default();
+        Links::of_captured_pod(text(entry.get("trainJobUID")).unwrap_or(""), &pod.fields)
+    }
+}
+
+fn node_link(pod: &LinkFields) -> Option<Link> {
+    pod.node_name.clone().map(Link::Node)
 }
 
 /// An incremental index of links over the consumer's object keys `K`

@@ -286,3 +286,63 @@ fn read_by_and_trainjobs_for_follow_section_4() {
     assert!(linker.trainjobs_for(&"by_labels".to_string()).is_empty());
     assert!(!linker.remove(&"tj".to_string()));
 }
+
+/// What a store reads of an item's text to link it (the typed pass of
+/// `LinkedObject::of_json`) gives what the whole value gives: for every item
+/// of every case, for items whose fields have other types or repeat (read
+/// whole instead), and for captured entries alike.
+#[test]
+fn the_fields_read_from_text_link_as_the_whole_item_does() {
+    use classify_wasm::{LinkedObject, Links};
+    let mut texts: Vec<String> = test_support::shared_cases()
+        .iter()
+        .flat_map(|c| {
+            c["snapshot"]["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|v| v.to_string())
+        .collect();
+    assert!(texts.len() > 50, "{}", texts.len());
+    texts.extend(
+        [
+            r#"{"kind":"Pod","metadata":null,"spec":{"nodeName":"n1"}}"#,
+            r#"{"kind":"Pod","metadata":"x"}"#,
+            r#"{"kind":"Pod","metadata":{"name":"a","name":"b","labels":{"k":1}}}"#,
+            r#"{"kind":"Pod","metadata":{"name":"a","labels":[1]},"spec":"s"}"#,
+            r#"{"kind":"Pod","metadata":{"name":"p","labels":{"dispatch.phpboyscout.uk/job-id":"j","dispatch.phpboyscout.uk/submission":""}},"spec":{"nodeName":""}}"#,
+            r#"{"kind":"JobSet","metadata":{"name":"j","ownerReferences":[{"kind":"TrainJob"},{"kind":"TrainJob","uid":"u"},"x"]}}"#,
+            r#"{"kind":"TrainingRuntime","metadata":{"name":"r","labels":{"dispatch.phpboyscout.uk/job-id":"j"},"ownerReferences":[{"kind":"TrainJob","uid":7}]}}"#,
+            r#"{"kind":3}"#,
+            r#"[1,2]"#,
+            "not JSON",
+        ]
+        .map(String::from),
+    );
+    for text in &texts {
+        let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let read = LinkedObject::of_json(text);
+        assert_eq!(read, LinkedObject::of_value(&whole), "{text}");
+        assert_eq!(Links::of_object(&read), Links::of_item(&whole), "{text}");
+    }
+    for text in [
+        r#"{"trainJobUID":"u","pod":{"metadata":{"uid":"p"},"spec":{"nodeName":"n"}}}"#,
+        r#"{"trainJobUID":"u","pod":null}"#,
+        r#"{"trainJobUID":5,"pod":"x"}"#,
+        r#"{"trainJobUID":"","pod":{"metadata":{"uid":"p"}}}"#,
+    ] {
+        let whole: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let (trainjob_uid, pod) = LinkedObject::of_captured_json(text);
+        assert_eq!(
+            Links::of_captured_pod(&trainjob_uid, &pod.fields),
+            Links::of_captured(&whole),
+            "{text}"
+        );
+        let whole_pod = whole
+            .get("pod")
+            .map(LinkedObject::of_value)
+            .unwrap_or_default();
+        assert_eq!(pod.uid, whole_pod.uid, "{text}");
+    }
+}

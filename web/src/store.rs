@@ -25,11 +25,10 @@ use std::sync::{Arc, OnceLock};
 use classify_wasm::hash::KeyedMap;
 use classify_wasm::wire::{self, ChangeFrame, Document};
 use classify_wasm::{
-    AttemptTrace, Attempted, Explanation, InputError, Linker, Mode, Observation, Options, OrderKey,
-    SnapshotWriter, READ_KINDS,
+    AttemptTrace, Attempted, Explanation, InputError, LinkedObject, Linker, Links, Mode,
+    Observation, Options, OrderKey, SnapshotWriter, READ_KINDS,
 };
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// `(kind, namespace, name)`: how the store names an object (a Node has the
 /// namespace `""`).
@@ -153,94 +152,6 @@ struct Kept {
     seq: u64,
 }
 
-/// The fields of an item that the store and the linker read (its key and
-/// its links, see [`classify_wasm::Links::of_item`]). Everything else is
-/// skipped, not built.
-#[derive(Deserialize)]
-struct ItemFields {
-    kind: Option<Value>,
-    metadata: Option<MetadataFields>,
-    spec: Option<SpecFields>,
-}
-
-#[derive(Deserialize)]
-struct MetadataFields {
-    name: Option<Value>,
-    namespace: Option<Value>,
-    uid: Option<Value>,
-    labels: Option<Value>,
-    #[serde(rename = "ownerReferences")]
-    owner_references: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct SpecFields {
-    #[serde(rename = "nodeName")]
-    node_name: Option<Value>,
-}
-
-/// The fields of a `captured` entry the store and the linker read.
-#[derive(Deserialize)]
-struct CapturedFields {
-    #[serde(rename = "trainJobUID")]
-    trainjob_uid: Option<Value>,
-    pod: Option<ItemFields>,
-}
-
-fn insert_some(m: &mut Map<String, Value>, key: &str, value: Option<Value>) {
-    if let Some(v) = value {
-        m.insert(key.to_string(), v);
-    }
-}
-
-impl ItemFields {
-    /// A value holding just these fields: what the linker and the key read
-    /// of the whole item is the same in both.
-    fn into_value(self) -> Value {
-        let mut m = Map::new();
-        insert_some(&mut m, "kind", self.kind);
-        if let Some(md) = self.metadata {
-            let mut meta = Map::new();
-            insert_some(&mut meta, "name", md.name);
-            insert_some(&mut meta, "namespace", md.namespace);
-            insert_some(&mut meta, "uid", md.uid);
-            insert_some(&mut meta, "labels", md.labels);
-            insert_some(&mut meta, "ownerReferences", md.owner_references);
-            m.insert("metadata".into(), Value::Object(meta));
-        }
-        if let Some(spec) = self.spec {
-            let mut s = Map::new();
-            insert_some(&mut s, "nodeName", spec.node_name);
-            m.insert("spec".into(), Value::Object(s));
-        }
-        Value::Object(m)
-    }
-}
-
-/// What the store reads of an item's text, as a value of those fields. A
-/// `null` reads as absent, as it does in the whole value. Text the typed
-/// pass refuses (a field of another type, a key given twice) is read whole
-/// instead, so the answer is always what the whole value would give.
-fn item_fields(json: &str) -> Value {
-    match serde_json::from_str::<ItemFields>(json) {
-        Ok(fields) => fields.into_value(),
-        Err(_) => serde_json::from_str(json).unwrap_or(Value::Null),
-    }
-}
-
-/// [`item_fields`] for a `captured` entry.
-fn captured_fields(json: &str) -> Value {
-    match serde_json::from_str::<CapturedFields>(json) {
-        Ok(fields) => {
-            let mut m = Map::new();
-            insert_some(&mut m, "trainJobUID", fields.trainjob_uid);
-            insert_some(&mut m, "pod", fields.pod.map(ItemFields::into_value));
-            Value::Object(m)
-        }
-        Err(_) => serde_json::from_str(json).unwrap_or(Value::Null),
-    }
-}
-
 /// The snapshot header: what the server (or the user) says about the mode
 /// and Node access.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -308,15 +219,6 @@ pub struct Store {
     row_order: KeyedMap<ItemKey, OrderKey>,
 }
 
-fn str_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
-    let mut here = v;
-    for p in path {
-        here = here.get(p)?;
-    }
-    here.as_str().filter(|s| !s.is_empty())
-}
-
-/// Writes `parts` separated by commas.
 /// Why input could not be loaded into the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
@@ -473,17 +375,20 @@ impl Index {
         index.header = header;
         for c in &doc.captured {
             // Read once, as first captured (section 4).
-            let fields = captured_fields(c);
-            if !index.captured.contains_key(&Index::captured_key(&fields)) {
-                index.put_captured(c, fields);
+            let (trainjob_uid, pod) = LinkedObject::of_captured_json(c);
+            if !index
+                .captured
+                .contains_key(&Index::captured_key(&trainjob_uid, &pod))
+            {
+                index.put_captured(c, trainjob_uid, pod);
             }
         }
         for item in &doc.items {
             // Section 2: an object that comes twice is read once, as it
             // first came (a later change replaces it; a repeat does not).
-            let fields = item_fields(item);
-            if Index::item_key(&fields).is_some_and(|key| !index.items.contains_key(&key)) {
-                index.put(item, fields);
+            let object = LinkedObject::of_json(item);
+            if Index::item_key(&object).is_some_and(|key| !index.items.contains_key(&key)) {
+                index.put(item, object);
             }
         }
         Ok(index)
@@ -494,29 +399,19 @@ impl Index {
         self.next_seq
     }
 
-    /// The key a captured entry's fields give.
-    fn captured_key(fields: &Value) -> CapturedKey {
-        (
-            fields
-                .get("trainJobUID")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            fields
-                .get("pod")
-                .and_then(|p| str_at(p, &["metadata", "uid"]))
-                .unwrap_or("")
-                .to_string(),
-        )
+    /// The key of a captured entry: its TrainJob's UID and its pod's.
+    fn captured_key(trainjob_uid: &str, pod: &LinkedObject) -> CapturedKey {
+        (trainjob_uid.to_string(), pod.uid.clone())
     }
 
-    /// Adds or replaces a captured entry, given its text and
-    /// [`captured_fields`].
-    fn put_captured(&mut self, json: &str, fields: Value) {
-        let key = Index::captured_key(&fields);
+    /// Adds or replaces a captured entry, given its text and what
+    /// [`LinkedObject::of_captured_json`] read of it.
+    fn put_captured(&mut self, json: &str, trainjob_uid: String, pod: LinkedObject) {
+        let links = Links::of_captured_pod(&trainjob_uid, &pod.fields);
+        let key = (trainjob_uid, pod.uid);
         self.remove_captured(&key.0, &key.1);
         self.linker
-            .upsert_captured(Linked::Captured(key.0.clone(), key.1.clone()), &fields);
+            .upsert_links(Linked::Captured(key.0.clone(), key.1.clone()), links);
         let seq = self.next_seq();
         self.captured_order.insert(seq, key.clone());
         self.captured.insert(
@@ -528,27 +423,33 @@ impl Index {
         );
     }
 
-    /// The key an item's fields give (None for kinds not read).
-    fn item_key(fields: &Value) -> Option<ItemKey> {
-        let kind = fields.get("kind").and_then(Value::as_str)?;
+    /// The key of an object (None for kinds not read).
+    fn item_key(object: &LinkedObject) -> Option<ItemKey> {
+        let kind = object.kind.as_str();
         if !READ_KINDS.contains(&kind) {
             return None;
         }
-        let ns = str_at(fields, &["metadata", "namespace"]).unwrap_or("");
-        let name = str_at(fields, &["metadata", "name"]).unwrap_or("");
-        Some(ItemKey::new(
-            kind,
-            if kind == "Node" { "" } else { ns },
-            name,
-        ))
+        Some(Index::any_item_key(object))
     }
 
-    /// Adds or replaces an object, given its text and [`item_fields`];
-    /// returns its key (None for kinds not read).
-    fn put(&mut self, json: &str, fields: Value) -> Option<ItemKey> {
-        let key = Index::item_key(&fields)?;
+    /// The key of an object of any kind, as a change names it (a Node has
+    /// the namespace `""`).
+    fn any_item_key(object: &LinkedObject) -> ItemKey {
+        let namespace = match object.kind.as_str() {
+            "Node" => "",
+            _ => &object.namespace,
+        };
+        ItemKey::new(&object.kind, namespace, &object.name)
+    }
+
+    /// Adds or replaces an object, given its text and what
+    /// [`LinkedObject::of_json`] read of it; returns its key (None for
+    /// kinds not read).
+    fn put(&mut self, json: &str, object: LinkedObject) -> Option<ItemKey> {
+        let key = Index::item_key(&object)?;
         self.remove(&key);
-        self.linker.upsert(Linked::Item(key.clone()), &fields);
+        self.linker
+            .upsert_links(Linked::Item(key.clone()), Links::of_object(&object));
         let seq = self.next_seq();
         self.order.insert(seq, key.clone());
         self.items.insert(
@@ -702,31 +603,25 @@ impl Store {
     pub fn apply_change(&mut self, text: &str, now: f64) -> Option<Applied> {
         let change = ChangeFrame::parse(text)?;
         let mut affected: BTreeSet<Linked> = BTreeSet::new();
-        let upsert_fields: Vec<Value> = change.upserts.iter().map(|u| item_fields(u)).collect();
-        let captured_fields: Vec<Value> =
-            change.captured.iter().map(|c| captured_fields(c)).collect();
+        let upserted: Vec<LinkedObject> = change
+            .upserts
+            .iter()
+            .map(|u| LinkedObject::of_json(u))
+            .collect();
+        let captured: Vec<(String, LinkedObject)> = change
+            .captured
+            .iter()
+            .map(|c| LinkedObject::of_captured_json(c))
+            .collect();
         // Before: what each changed object reached.
-        let mut keys: Vec<ItemKey> = Vec::new();
-        for u in &upsert_fields {
-            let kind = u.get("kind").and_then(Value::as_str).unwrap_or("");
-            let ns = if kind == "Node" {
-                ""
-            } else {
-                str_at(u, &["metadata", "namespace"]).unwrap_or("")
-            };
-            keys.push(ItemKey::new(
-                kind,
-                ns,
-                str_at(u, &["metadata", "name"]).unwrap_or(""),
-            ));
-        }
+        let mut keys: Vec<ItemKey> = upserted.iter().map(Index::any_item_key).collect();
         for d in &change.deletes {
             let ns = if d.kind == "Node" { "" } else { &d.namespace };
             keys.push(ItemKey::new(&d.kind, ns, &d.name));
         }
         let mut linked: Vec<Linked> = keys.iter().cloned().map(Linked::Item).collect();
-        for c in &captured_fields {
-            let (t, p) = Index::captured_key(c);
+        for (trainjob_uid, pod) in &captured {
+            let (t, p) = Index::captured_key(trainjob_uid, pod);
             linked.push(Linked::Captured(t, p));
         }
         for d in &change.dropped {
@@ -738,14 +633,14 @@ impl Store {
         }
         // Apply.
         // In the order the stream's contract gives: deletes, then upserts.
-        for k in keys.iter().skip(upsert_fields.len()) {
+        for k in keys.iter().skip(upserted.len()) {
             index.remove(k);
         }
-        for (u, fields) in change.upserts.iter().zip(upsert_fields) {
-            index.put(u, fields);
+        for (u, object) in change.upserts.iter().zip(upserted) {
+            index.put(u, object);
         }
-        for (c, fields) in change.captured.iter().zip(captured_fields) {
-            index.put_captured(c, fields);
+        for (c, (trainjob_uid, pod)) in change.captured.iter().zip(captured) {
+            index.put_captured(c, trainjob_uid, pod);
         }
         for d in &change.dropped {
             index.remove_captured(&d.trainjob_uid, &d.pod_uid);
@@ -1213,59 +1108,6 @@ mod tests {
         assert_eq!(after.attempts, row.attempts);
         assert_ne!(after.revision, before.revision);
         assert_eq!(after.changed_at, Some(7.0));
-    }
-
-    /// The typed pass over an item's text reads what the linker and the
-    /// key read of the whole value, for every item of every case and for
-    /// items whose fields have other types or repeat (read whole instead).
-    #[test]
-    fn the_fields_read_give_what_the_whole_item_gives() {
-        let mut texts: Vec<String> = all_cases()
-            .iter()
-            .flat_map(|c| {
-                c["snapshot"]["items"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .map(|v| v.to_string())
-            .collect();
-        assert!(texts.len() > 50, "{}", texts.len());
-        texts.extend(
-            [
-                r#"{"kind":"Pod","metadata":null,"spec":{"nodeName":"n1"}}"#,
-                r#"{"kind":"Pod","metadata":"x"}"#,
-                r#"{"kind":"Pod","metadata":{"name":"a","name":"b","labels":{"k":1}}}"#,
-                r#"{"kind":"Pod","metadata":{"name":"a","labels":[1]},"spec":"s"}"#,
-                r#"{"kind":3}"#,
-                r#"[1,2]"#,
-            ]
-            .map(String::from),
-        );
-        for text in &texts {
-            let whole: Value = serde_json::from_str(text).unwrap();
-            let read = item_fields(text);
-            assert_eq!(
-                classify_wasm::Links::of_item(&read),
-                classify_wasm::Links::of_item(&whole),
-                "{text}"
-            );
-            assert_eq!(Index::item_key(&read), Index::item_key(&whole), "{text}");
-        }
-        for text in [
-            r#"{"trainJobUID":"u","pod":{"metadata":{"uid":"p"},"spec":{"nodeName":"n"}}}"#,
-            r#"{"trainJobUID":"u","pod":null}"#,
-            r#"{"trainJobUID":5,"pod":"x"}"#,
-        ] {
-            let whole: Value = serde_json::from_str(text).unwrap();
-            let read = captured_fields(text);
-            assert_eq!(
-                classify_wasm::Links::of_captured(&read),
-                classify_wasm::Links::of_captured(&whole),
-                "{text}"
-            );
-            assert_eq!(Index::captured_key(&read), Index::captured_key(&whole));
-        }
     }
 
     /// Items are kept as the text they came as (sub-snapshots are made of

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use classify_wasm::{fields, keys, write_json_string};
+use classify_wasm::{fields, keys, write_json_string, LinkFields};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -171,18 +171,11 @@ pub struct StoredObject {
     pub name: String,
     /// Its UID (`""` when it has none).
     pub uid: String,
-    /// The job-id label, when present and non-empty.
-    pub job_id: Option<String>,
-    /// The submission label, when present and non-empty.
-    pub submission: Option<String>,
-    /// The `jobset.sigs.k8s.io/jobset-name` label, when present and non-empty.
-    pub jobset_name: Option<String>,
-    /// The `kueue.x-k8s.io/job-uid` label (Workloads), when present.
-    pub job_uid: Option<String>,
-    /// The UIDs of its owner references of kind TrainJob, in order.
-    pub trainjob_owners: Vec<String>,
-    /// A pod's `spec.nodeName`, when present and non-empty.
-    pub node_name: Option<String>,
+    /// What the engine links it by besides its identity (its labels
+    /// job-id, submission, jobset-name and job-uid, its TrainJob owners, a
+    /// pod's `spec.nodeName`): the engine's one list of them, which the
+    /// store indexes by and hands to [`classify_wasm::Links::of`].
+    pub linking: LinkFields,
     /// The projection, as compact JSON text.
     pub json: Arc<str>,
 }
@@ -196,27 +189,12 @@ impl StoredObject {
     /// Bytes this object occupies in memory, approximately: the struct, its
     /// strings and the projection text.
     pub fn heap_bytes(&self) -> usize {
-        let strings = [
-            Some(&self.namespace),
-            Some(&self.name),
-            Some(&self.uid),
-            self.job_id.as_ref(),
-            self.submission.as_ref(),
-            self.jobset_name.as_ref(),
-            self.job_uid.as_ref(),
-            self.node_name.as_ref(),
-        ];
         std::mem::size_of::<Self>()
-            + strings
+            + [&self.namespace, &self.name, &self.uid]
                 .iter()
-                .flatten()
                 .map(|s| s.capacity())
                 .sum::<usize>()
-            + self
-                .trainjob_owners
-                .iter()
-                .map(|s| s.capacity() + 24)
-                .sum::<usize>()
+            + self.linking.heap_bytes()
             + self.json.len()
             + 16
     }
@@ -446,33 +424,39 @@ impl ApiObject {
             },
             name: name.unwrap_or_default(),
             uid: uid.unwrap_or_default(),
-            job_id: None,
-            submission: None,
-            jobset_name: None,
-            job_uid: None,
-            trainjob_owners: Vec::new(),
-            node_name: None,
+            linking: LinkFields::default(),
             json,
         };
         if !stored {
             return Projected::NotStored(identity);
         }
+        if kind == ObjectKind::Namespace {
+            // Only its existence is kept: nothing of it links.
+            return Projected::Stored(identity);
+        }
         let mut label = |key: &str| labels.remove(key).filter(|v| !v.is_empty());
+        let trainjob_owners: Vec<_> = owners
+            .into_iter()
+            .flatten()
+            .filter(|o| o.kind.as_deref() == Some("TrainJob"))
+            .collect();
         Projected::Stored(StoredObject {
-            job_id: label(keys::JOB_ID),
-            submission: label(keys::SUBMISSION),
-            jobset_name: label(keys::JOBSET_NAME),
-            job_uid: label(keys::JOB_UID),
-            trainjob_owners: owners
-                .into_iter()
-                .flatten()
-                .filter(|o| o.kind.as_deref() == Some("TrainJob"))
-                .filter_map(|o| o.uid)
-                .collect(),
-            node_name: self
-                .spec
-                .node_name
-                .filter(|n| !n.is_empty() && kind == ObjectKind::Pod),
+            linking: LinkFields {
+                job_id: label(keys::JOB_ID),
+                submission: label(keys::SUBMISSION),
+                jobset_name: label(keys::JOBSET_NAME),
+                job_uid: label(keys::JOB_UID),
+                trainjob_owned: !trainjob_owners.is_empty(),
+                trainjob_owners: trainjob_owners
+                    .into_iter()
+                    .filter_map(|o| o.uid)
+                    .filter(|uid| !uid.is_empty())
+                    .collect(),
+                node_name: self
+                    .spec
+                    .node_name
+                    .filter(|n| !n.is_empty() && kind == ObjectKind::Pod),
+            },
             ..identity
         })
     }

@@ -52,9 +52,9 @@ fn a_pod_keeps_only_what_the_engine_reads() {
         v["metadata"]["annotations"],
         json!({"dispatch.phpboyscout.uk/admission": "2"})
     );
-    assert_eq!(stored.node_name.as_deref(), Some("gpu-1"));
-    assert_eq!(stored.job_id.as_deref(), Some("llm-7"));
-    assert!(stored.trainjob_owners.is_empty());
+    assert_eq!(stored.linking.node_name.as_deref(), Some("gpu-1"));
+    assert_eq!(stored.linking.job_id.as_deref(), Some("llm-7"));
+    assert!(stored.linking.trainjob_owners.is_empty());
 }
 
 /// A Workload whose pod set's template carries what must never leave the
@@ -169,7 +169,7 @@ fn fields_of_the_wrong_type_are_dropped() {
         "spec": {"suspend": "yes"}, "status": {"conditions": [1, {"type": "Complete", "status": true}]}});
     let stored = project(ObjectKind::TrainJob, &tj).expect("TrainJobs are always stored");
     assert_eq!(stored.uid, "");
-    assert_eq!(stored.job_id, None);
+    assert_eq!(stored.linking.job_id, None);
     let v = stored.value();
     assert_eq!(v["spec"], Value::Null);
     assert_eq!(v["status"]["conditions"], json!([{"type": "Complete"}]));
@@ -224,7 +224,7 @@ fn kinds_parse_from_urls() {
 mod legacy {
     use super::super::{ObjectKind, StoredObject};
     use classify_wasm::fields::{self, ANNOTATIONS_READ, LABELS_READ};
-    use classify_wasm::keys;
+    use classify_wasm::LinkedObject;
     use serde_json::{Map, Value};
     use std::sync::Arc;
 
@@ -335,13 +335,6 @@ mod legacy {
                 .unwrap_or("")
                 .to_string()
         };
-        let label = |key: &str| {
-            meta.get("labels")
-                .and_then(|l| l.get(key))
-                .and_then(Value::as_str)
-                .filter(|v| !v.is_empty())
-                .map(str::to_string)
-        };
         let stored = StoredObject {
             kind,
             namespace: if kind.namespaced() {
@@ -351,30 +344,15 @@ mod legacy {
             },
             name: meta_str("name"),
             uid: meta_str("uid"),
-            job_id: label(keys::JOB_ID),
-            submission: label(keys::SUBMISSION),
-            jobset_name: label(keys::JOBSET_NAME),
-            job_uid: label(keys::JOB_UID),
-            trainjob_owners: meta
-                .get("ownerReferences")
-                .and_then(Value::as_array)
-                .map(|owners| {
-                    owners
-                        .iter()
-                        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
-                        .filter_map(|o| o.get("uid").and_then(Value::as_str))
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            node_name: spec
-                .get("nodeName")
-                .and_then(Value::as_str)
-                .filter(|n| !n.is_empty() && kind == ObjectKind::Pod)
-                .map(str::to_string),
+            // What the engine links by, read from the projection itself:
+            // the stored fields must be the engine's reading of it.
+            linking: LinkedObject::of_json(&json).fields,
             json,
         };
-        if kind == ObjectKind::Pod && stored.job_id.is_none() && stored.jobset_name.is_none() {
+        if kind == ObjectKind::Pod
+            && stored.linking.job_id.is_none()
+            && stored.linking.jobset_name.is_none()
+        {
             return None;
         }
         Some(stored)
@@ -859,7 +837,7 @@ mod equivalence {
             ("a", "web", "u")
         );
         assert_eq!(&*identity.json, "{}");
-        assert_eq!(identity.node_name, None);
+        assert_eq!(identity.linking.node_name, None);
     }
 
     /// A value of every type at every key the projection reads, nested at

@@ -131,18 +131,21 @@ impl Linked {
     }
 }
 
-/// The engine's links of a stored object, read from its projection (which
-/// keeps every field they read).
+/// The engine's links of a stored object, from the fields its projection
+/// kept for them.
 fn links_of(object: &StoredObject) -> Links {
-    Links::of_item(&object.value())
+    Links::of(
+        object.kind.name(),
+        &object.namespace,
+        &object.name,
+        &object.uid,
+        &object.linking,
+    )
 }
 
 /// The engine's links of a captured pod.
 fn links_of_captured(captured: &CapturedPod) -> Links {
-    Links::of_captured(&serde_json::json!({
-        "trainJobUID": captured.trainjob_uid,
-        "pod": captured.pod.value(),
-    }))
+    Links::of_captured_pod(&captured.trainjob_uid, &captured.pod.linking)
 }
 
 fn add<K: std::hash::Hash + Eq, V: Ord>(map: &mut HashMap<K, BTreeSet<V>>, key: K, value: V) {
@@ -163,7 +166,7 @@ fn remove<K: std::hash::Hash + Eq, V: Ord>(map: &mut HashMap<K, BTreeSet<V>>, ke
 pub fn own_job(object: &StoredObject) -> Option<String> {
     let name = match object.kind {
         ObjectKind::TrainJob | ObjectKind::JobSet | ObjectKind::TrainingRuntime => &object.name,
-        ObjectKind::Pod => object.jobset_name.as_ref().unwrap_or(&object.name),
+        ObjectKind::Pod => object.linking.jobset_name.as_ref().unwrap_or(&object.name),
         ObjectKind::Workload
         | ObjectKind::Node
         | ObjectKind::Namespace
@@ -171,10 +174,10 @@ pub fn own_job(object: &StoredObject) -> Option<String> {
         | ObjectKind::ClusterQueue => return None,
     };
     let submission = match object.kind {
-        ObjectKind::TrainJob | ObjectKind::Pod => object.submission.as_deref(),
+        ObjectKind::TrainJob | ObjectKind::Pod => object.linking.submission.as_deref(),
         _ => None,
     };
-    Some(classify_wasm::job_and_submission(name, object.job_id.as_deref(), submission).0)
+    Some(classify_wasm::job_and_submission(name, object.linking.job_id.as_deref(), submission).0)
 }
 
 /// Whether the Namespace objects are known (`--all-namespaces` only).
@@ -584,8 +587,9 @@ impl Store {
                 .get(&object.uid)
                 .is_some_and(|owner| !self.trainjobs_by_uid.contains_key(owner)),
             ObjectKind::JobSet | ObjectKind::TrainingRuntime => {
-                !object.trainjob_owners.is_empty()
+                !object.linking.trainjob_owners.is_empty()
                     && !object
+                        .linking
                         .trainjob_owners
                         .iter()
                         .any(|uid| self.trainjobs_by_uid.contains_key(uid))
@@ -656,7 +660,7 @@ impl Store {
             .filter_map(|key| self.linked(key).cloned())
             .collect();
         // A stable sort: the JobSet's own TrainJob owns the pod first.
-        found.sort_by_key(|tj| pod.jobset_name.as_deref() != Some(tj.name.as_str()));
+        found.sort_by_key(|tj| pod.linking.jobset_name.as_deref() != Some(tj.name.as_str()));
         found
     }
 
@@ -748,10 +752,11 @@ impl Store {
             return;
         }
         let from_jobset = pod
+            .linking
             .jobset_name
             .as_ref()
             .and_then(|name| self.get(ObjectKind::JobSet, &pod.namespace, name))
-            .and_then(|jobset| jobset.trainjob_owners.first().cloned());
+            .and_then(|jobset| jobset.linking.trainjob_owners.first().cloned());
         let owner = from_jobset.or_else(|| {
             self.trainjobs_selecting(pod)
                 .into_iter()

@@ -46,7 +46,7 @@ impl Store {
         across_gap: bool,
         deltas: &mut Vec<Delta>,
     ) {
-        if pod.job_id.is_none() {
+        if pod.linking.job_id.is_none() {
             return;
         }
         let trainjobs: Vec<(String, String)> = match self.pod_owner.get(&pod.uid) {
