@@ -102,7 +102,17 @@ fn subscribers_at_one_namespace_version_share_one_snapshot_copy() {
         "one copy, though another namespace changed in between"
     );
 
+    let cached = |hub: &Hub| {
+        lock(&hub.streams)
+            .by_namespace
+            .get("team-a")
+            .is_some_and(|stream| stream.start.is_some())
+    };
+    assert!(cached(&hub), "kept for the next subscriber at this version");
     upsert(&hub, trainjob("team-a", "a-s2", 0));
+    // A start of a version gone is never handed out again: not kept (a
+    // whole namespace's snapshot per namespace, at scale).
+    assert!(!cached(&hub));
     let third = hub.subscribe_snapshots("team-a", None).expect("watched");
     assert_ne!(
         third.backlog[0].bytes.as_ptr(),

@@ -133,15 +133,16 @@ pub fn job_snapshots(
             // The namespace's snapshot is what a job is judged by (a
             // browser classifies it whole): a TrainJob of another
             // namespace owning one of its JobSets is not in it.
-            Linked::Object(kind, (ns, _)) if kind.namespaced() && ns != namespace => {}
-            Linked::Object(kind, (ns, name)) => {
-                if let Some(object) = store.get(*kind, ns, name) {
+            Linked::Object(kind, key) if kind.namespaced() && key.0 != namespace => {}
+            Linked::Object(kind, key) => {
+                if let Some(object) = store.get(*kind, &key.0, &key.1) {
                     if !store.belongs_to_gone_trainjob(object) {
                         items.push(object.clone());
                     }
                 }
             }
-            Linked::Captured(trainjob_uid, pod_uid) => {
+            Linked::Captured(key) => {
+                let (trainjob_uid, pod_uid) = &**key;
                 captured_of.entry(trainjob_uid).or_default().insert(pod_uid);
             }
         }

@@ -77,6 +77,10 @@ impl Hub {
                 born,
             };
             stream.version = id;
+            // A start built at an older version is never handed out again
+            // (a subscriber gets one built at the version it joins), so
+            // keeping it would only hold a whole snapshot of the namespace.
+            stream.start = None;
             let size = frame.bytes.len();
             if size > self.replay_bytes {
                 // Larger than the whole ring: sent live, never replayed, so a

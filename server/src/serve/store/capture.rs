@@ -115,7 +115,7 @@ impl Store {
             let queue = self.captured.entry(trainjob_uid.clone()).or_default();
             queue.entries.push_back((seq, captured.clone(), bytes));
             self.linker.upsert_links(
-                Linked::Captured(trainjob_uid.clone(), pod.uid.clone()),
+                Linked::captured(&trainjob_uid, &pod.uid),
                 links_of_captured(&captured),
             );
             queue.bytes += bytes;
@@ -171,10 +171,7 @@ impl Store {
             return false;
         };
         if let Some((seq, _, bytes)) = queue.entries.remove(at) {
-            self.linker.remove(&Linked::Captured(
-                trainjob_uid.to_string(),
-                pod_uid.to_string(),
-            ));
+            self.linker.remove(&Linked::captured(trainjob_uid, pod_uid));
             queue.bytes -= bytes;
             self.captured_bytes -= bytes;
             self.capture_order.remove(&seq);
@@ -190,10 +187,8 @@ impl Store {
             return;
         };
         if let Some((seq, dropped, bytes)) = queue.entries.pop_front() {
-            self.linker.remove(&Linked::Captured(
-                dropped.trainjob_uid.clone(),
-                dropped.pod.uid.clone(),
-            ));
+            self.linker
+                .remove(&Linked::captured(&dropped.trainjob_uid, &dropped.pod.uid));
             queue.bytes -= bytes;
             self.captured_bytes -= bytes;
             self.capture_order.remove(&seq);
