@@ -48,7 +48,7 @@ pub use observation::{
     Cause, CauseKind, Execution, ObjectRef, Observation, OrderKey, Provenance, State,
 };
 pub use snapshot::{Mode, Options, READ_KINDS};
-pub use snapshot_writer::{write_json_string, SnapshotWriter};
+pub use snapshot_writer::{write_json_string, Piece, SnapshotPieces, SnapshotWriter};
 pub use source::Position;
 pub use time::Time;
 pub use trace::{

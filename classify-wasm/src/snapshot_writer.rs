@@ -37,20 +37,7 @@ impl SnapshotWriter {
     /// [`SnapshotWriter::new`], reserving `bytes` for the items.
     pub fn with_capacity(options: Options, bytes: usize) -> Self {
         let mut out = String::with_capacity(bytes.saturating_add(96));
-        out.push_str("{\"kind\":\"Snapshot\",");
-        if let Some(mode) = options.mode {
-            out.push_str("\"mode\":\"");
-            out.push_str(mode.as_str());
-            out.push_str("\",");
-        }
-        if let Some(readable) = options.nodes_readable {
-            out.push_str(if readable {
-                "\"nodesReadable\":true,"
-            } else {
-                "\"nodesReadable\":false,"
-            });
-        }
-        out.push_str("\"items\":[");
+        write_header(&mut out, options);
         SnapshotWriter {
             out,
             captured: String::new(),
@@ -91,10 +78,125 @@ impl SnapshotWriter {
 
     /// The document.
     pub fn finish(mut self) -> String {
-        self.out.push_str("],\"captured\":[");
+        self.out.push_str(BETWEEN_ITEMS_AND_CAPTURED);
         self.out.push_str(&self.captured);
-        self.out.push_str("]}");
+        self.out.push_str(END);
         self.out
+    }
+}
+
+const BETWEEN_ITEMS_AND_CAPTURED: &str = "],\"captured\":[";
+const END: &str = "]}";
+
+/// The document's start, up to the `[` of its items.
+fn write_header(out: &mut String, options: Options) {
+    out.push_str("{\"kind\":\"Snapshot\",");
+    if let Some(mode) = options.mode {
+        out.push_str("\"mode\":\"");
+        out.push_str(mode.as_str());
+        out.push_str("\",");
+    }
+    if let Some(readable) = options.nodes_readable {
+        out.push_str(if readable {
+            "\"nodesReadable\":true,"
+        } else {
+            "\"nodesReadable\":false,"
+        });
+    }
+    out.push_str("\"items\":[");
+}
+
+/// One piece of a document [`SnapshotPieces`] writes: text it wrote, or an
+/// object the caller holds, to be spliced in as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<P> {
+    Text(String),
+    Object(P),
+}
+
+/// [`SnapshotWriter`]'s document, byte for byte, as pieces that leave the
+/// objects where the caller holds them (`P`, say an `Arc<str>` a store
+/// keeps): a server that sends one namespace's snapshot to many clients
+/// shares its objects' texts instead of copying them into each document.
+/// Consecutive text is one piece.
+#[derive(Debug, Clone)]
+pub struct SnapshotPieces<P> {
+    pieces: Vec<Piece<P>>,
+    /// Text written since the last object.
+    text: String,
+    items: usize,
+    captured: Vec<Piece<P>>,
+    captured_text: String,
+    any_captured: bool,
+}
+
+impl<P> SnapshotPieces<P> {
+    /// A document with the given header and, so far, no items.
+    pub fn new(options: Options) -> Self {
+        let mut text = String::with_capacity(96);
+        write_header(&mut text, options);
+        SnapshotPieces {
+            pieces: Vec::new(),
+            text,
+            items: 0,
+            captured: Vec::new(),
+            captured_text: String::new(),
+            any_captured: false,
+        }
+    }
+
+    /// Appends an object (one JSON object's text, held by the caller) to
+    /// `items`.
+    pub fn item(&mut self, object: P) {
+        if self.items > 0 {
+            self.text.push(',');
+        }
+        self.pieces
+            .push(Piece::Text(std::mem::take(&mut self.text)));
+        self.pieces.push(Piece::Object(object));
+        self.items += 1;
+    }
+
+    /// Appends a captured pod, as [`SnapshotWriter::captured`] does.
+    pub fn captured(&mut self, trainjob_uid: &str, pod: P, across_gap: bool) {
+        if self.any_captured {
+            self.captured_text.push(',');
+        }
+        self.any_captured = true;
+        self.captured_text.push_str("{\"trainJobUID\":");
+        write_json_string(&mut self.captured_text, trainjob_uid);
+        self.captured_text.push_str(",\"pod\":");
+        self.captured
+            .push(Piece::Text(std::mem::take(&mut self.captured_text)));
+        self.captured.push(Piece::Object(pod));
+        if across_gap {
+            self.captured_text.push_str(",\"acrossGap\":true");
+        }
+        self.captured_text.push('}');
+    }
+
+    /// The document's pieces, in order: no text piece is empty and no two
+    /// are next to each other.
+    pub fn finish(mut self) -> Vec<Piece<P>> {
+        self.text.push_str(BETWEEN_ITEMS_AND_CAPTURED);
+        let mut captured = self.captured;
+        // The first captured entry's opening joins the text before it.
+        if let Some(Piece::Text(first)) = captured.first_mut() {
+            self.text.push_str(first);
+            first.clear();
+        }
+        self.captured_text.push_str(END);
+        if captured.is_empty() {
+            self.text.push_str(&self.captured_text);
+            self.pieces.push(Piece::Text(self.text));
+        } else {
+            self.pieces.push(Piece::Text(self.text));
+            self.pieces.extend(captured);
+            self.pieces.push(Piece::Text(self.captured_text));
+        }
+        self.pieces
+            .retain(|p| !matches!(p, Piece::Text(t) if t.is_empty()));
+        self.pieces
     }
 }
 
@@ -217,5 +319,65 @@ mod tests {
         let direct = crate::classify(&list, options(Some(Mode::Plain), Some(true))).unwrap();
         assert_eq!(written, direct);
         assert_eq!(written.len(), 1);
+    }
+
+    /// The pieces are the writer's document, byte for byte, for any number
+    /// of items and captured pods (none, one, many), any header, and
+    /// texts that need escaping; no text piece is empty, and no two text
+    /// pieces are next to each other.
+    #[test]
+    fn pieces_are_the_writers_document() {
+        let objects = [
+            r#"{"kind":"Pod","metadata":{"name":"a"}}"#,
+            r#"{"kind":"TrainJob"}"#,
+            "{}",
+        ];
+        let uids = ["t1", "", "u\"\\\n"];
+        let headers = [
+            options(None, None),
+            options(Some(Mode::Plain), Some(true)),
+            options(Some(Mode::Kueue), Some(false)),
+        ];
+        for header in headers {
+            for items in 0..4 {
+                for captured in 0..4 {
+                    let mut writer = SnapshotWriter::new(header);
+                    let mut pieces = SnapshotPieces::new(header);
+                    for i in 0..items {
+                        let object = objects[i % objects.len()];
+                        writer.item(object);
+                        pieces.item(object);
+                    }
+                    for c in 0..captured {
+                        let (uid, object) = (uids[c % uids.len()], objects[c % objects.len()]);
+                        writer.captured(uid, object, c % 2 == 1);
+                        pieces.captured(uid, object, c % 2 == 1);
+                    }
+                    let pieces = pieces.finish();
+                    let text: String = pieces
+                        .iter()
+                        .map(|p| match p {
+                            Piece::Text(t) => t.as_str(),
+                            Piece::Object(o) => o,
+                        })
+                        .collect();
+                    assert_eq!(text, writer.finish(), "{items} items, {captured} captured");
+                    let objects_seen = pieces
+                        .iter()
+                        .filter(|p| matches!(p, Piece::Object(_)))
+                        .count();
+                    assert_eq!(objects_seen, items + captured);
+                    for pair in pieces.windows(2) {
+                        assert!(
+                            !matches!(pair, [Piece::Text(_), Piece::Text(_)]),
+                            "{pieces:?}"
+                        );
+                    }
+                    assert!(!pieces
+                        .iter()
+                        .any(|p| matches!(p, Piece::Text(t) if t.is_empty())));
+                }
+            }
+        }
     }
 }

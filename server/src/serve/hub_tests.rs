@@ -54,9 +54,15 @@ fn hub_of_all(names: &[&str], limits: StoreLimits) -> Arc<Hub> {
     hub
 }
 
+/// The first event a subscription sends, whole: a `snapshot` event's
+/// pieces are put together.
 fn start(subscription: &Subscription) -> (&str, u64, String) {
     let frame = &subscription.backlog[0];
-    let text = String::from_utf8_lossy(&frame.bytes).into_owned();
+    let mut bytes = frame.bytes.to_vec();
+    for piece in subscription.snapshot_rest.iter() {
+        bytes.extend_from_slice(piece);
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let event = if text.contains("event: snapshot") {
         "snapshot"
     } else {
@@ -130,6 +136,39 @@ fn subscribers_at_one_namespace_version_share_one_snapshot_copy() {
     assert!(text.contains("a-s2") && !text.contains("b-s2"), "{text}");
 }
 
+/// A snapshot start is sent in pieces: put together they are one event
+/// whose data is the namespace's snapshot as `GET .../snapshot` writes it,
+/// and its objects' pieces are the store's own texts, not copies.
+#[test]
+fn a_snapshot_start_shares_the_stores_texts_and_is_the_namespace_snapshot() {
+    let hub = hub_of_all(&["team-a"], StoreLimits::default());
+    for n in 0..5 {
+        upsert(&hub, trainjob("team-a", &format!("a-s{n}"), 100));
+    }
+    let sub = hub.subscribe_snapshots("team-a", None).expect("watched");
+    let (event, id, text) = start(&sub);
+    assert_eq!(event, "snapshot");
+    assert_eq!(
+        text,
+        format!(
+            "id: {id}\nevent: snapshot\ndata: {}\n\n",
+            hub.snapshot("team-a")
+        )
+    );
+    let stored: Vec<usize> = hub.with_store(|store| {
+        store
+            .in_namespace(ObjectKind::TrainJob, "team-a")
+            .map(|o| o.json.as_ptr() as usize)
+            .collect()
+    });
+    let shared = sub
+        .snapshot_rest
+        .iter()
+        .filter(|piece| stored.contains(&(piece.as_ptr() as usize)))
+        .count();
+    assert_eq!(shared, 5, "each TrainJob's text is the store's");
+}
+
 /// The data line of one encoded event.
 fn data_of(bytes: &[u8]) -> String {
     let text = std::str::from_utf8(bytes).expect("UTF-8");
@@ -153,7 +192,7 @@ fn a_snapshot_start_has_its_rows_first_and_a_resume_has_none() {
         rows.starts_with(b"event: rows\ndata: ") && rows.ends_with(b"\n\n"),
         "one event with no id: {rows:?}"
     );
-    let snapshot = data_of(&first.backlog[0].bytes);
+    let snapshot = data_of(start(&first).2.as_bytes());
     let data = data_of(&rows);
     assert_eq!(
         data,

@@ -15,7 +15,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use classify_wasm::{Explanation, InputError, Mode, Observation, Options, SnapshotWriter};
+use classify_wasm::{
+    Explanation, InputError, Mode, Observation, Options, Piece, SnapshotPieces, SnapshotWriter,
+};
 
 use super::projection::{ObjectKind, StoredObject};
 use super::store::{own_job, CapturedPod, Linked, Store};
@@ -63,6 +65,26 @@ pub fn namespace_snapshot(store: &Store, header: SnapshotHeader, namespace: &str
         .into_iter()
         .flat_map(|kind| store.in_namespace(kind, namespace));
     write_snapshot(header, items, store.captured_in(namespace))
+}
+
+/// [`namespace_snapshot`] as pieces that share the store's projection
+/// texts ([`classify_wasm::SnapshotPieces`]): the same document, byte for
+/// byte, for a stream start that many clients are sent.
+pub fn namespace_snapshot_pieces(
+    store: &Store,
+    header: SnapshotHeader,
+    namespace: &str,
+) -> Vec<Piece<Arc<str>>> {
+    let mut pieces = SnapshotPieces::new(header.options());
+    for kind in ObjectKind::ALL {
+        for item in store.in_namespace(kind, namespace) {
+            pieces.item(item.json.clone());
+        }
+    }
+    for c in store.captured_in(namespace) {
+        pieces.captured(&c.trainjob_uid, c.pod.json.clone(), c.across_gap);
+    }
+    pieces.finish()
 }
 
 /// The data of the dashboard stream's `rows` event for a namespace

@@ -311,8 +311,13 @@ impl Drop for QueueFeed {
 }
 
 struct SnapshotStream {
-    /// The start: a `rows` and a `snapshot` event, or a resume's changes.
+    /// The start: a `rows` and a `snapshot` event's first piece, or a
+    /// resume's changes.
     backlog: VecDeque<Bytes>,
+    /// The rest of the `snapshot` event, shared by every client of the same
+    /// start (not copied per client), and how many pieces of it were sent.
+    snapshot_rest: Arc<[Bytes]>,
+    snapshot_sent: usize,
     live: LiveFrames,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
@@ -344,6 +349,8 @@ pub(super) async fn snapshots(
         backlog: (subscription.rows.into_iter())
             .chain(subscription.backlog.into_iter().map(|frame| frame.bytes))
             .collect(),
+        snapshot_rest: subscription.snapshot_rest,
+        snapshot_sent: 0,
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
@@ -356,6 +363,10 @@ pub(super) async fn snapshots(
         async move {
             if let Some(bytes) = s.backlog.pop_front() {
                 return Some((Ok::<Bytes, Infallible>(bytes), s));
+            }
+            if let Some(piece) = s.snapshot_rest.get(s.snapshot_sent).cloned() {
+                s.snapshot_sent += 1;
+                return Some((Ok(piece), s));
             }
             tokio::select! {
                 received = s.live.recv() => match received {
