@@ -234,18 +234,30 @@ async fn stamp_reader(
     }
     let mut body = response.into_body();
     let mut counted = false;
-    let mut carry = String::new();
+    let mut carry: Vec<u8> = Vec::new();
+    let end_bytes = event_end.as_bytes();
     while let Some(Ok(frame)) = body.frame().await {
         let Ok(data) = frame.into_data() else {
             continue;
         };
         let received = micros_now();
-        carry.push_str(&String::from_utf8_lossy(&data));
+        // Only what arrived (and the end of what came before, where an
+        // event's end may have been cut) is searched, as a browser's
+        // EventSource reads a stream: a snapshot arriving in many chunks
+        // would otherwise be scanned again for each, and the clients, not
+        // the server, would be what this measures.
+        let from = carry.len().saturating_sub(end_bytes.len().saturating_sub(1));
+        carry.extend_from_slice(&data);
         // Stamps are `stamp-<micros>`; scan complete events only.
-        let Some(end) = carry.rfind(event_end) else {
+        let Some(end) = carry
+            .get(from..)
+            .and_then(|new| new.windows(end_bytes.len()).rposition(|w| w == end_bytes))
+            .map(|at| from + at)
+        else {
             continue;
         };
-        let complete: String = carry.drain(..end + event_end.len()).collect();
+        let complete: Vec<u8> = carry.drain(..end + end_bytes.len()).collect();
+        let complete = String::from_utf8_lossy(&complete);
         if !counted {
             counted = true;
             started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -326,6 +326,41 @@ struct SnapshotStream {
     _guard: StreamGuard,
 }
 
+/// About how many bytes of a snapshot's pieces go out as one chunk. A piece
+/// is one object, a few hundred bytes: sent one by one, a thousand clients
+/// joining at once cost millions of polls; gathered, each client copies a
+/// chunk at a time, and holds no more than one.
+const SNAPSHOT_CHUNK: usize = 32 << 10;
+
+impl SnapshotStream {
+    fn next_snapshot_chunk(&mut self) -> Option<Bytes> {
+        let (chunk, next) = snapshot_chunk(&self.snapshot_rest, self.snapshot_sent)?;
+        self.snapshot_sent = next;
+        Some(chunk)
+    }
+}
+
+/// The chunk of `pieces` from `from` on, and where the next begins: the
+/// piece alone when it is [`SNAPSHOT_CHUNK`] or more, else the pieces that
+/// fit in it, copied together.
+fn snapshot_chunk(pieces: &[Bytes], from: usize) -> Option<(Bytes, usize)> {
+    let rest = pieces.get(from..)?;
+    let first = rest.first()?;
+    if first.len() >= SNAPSHOT_CHUNK {
+        return Some((first.clone(), from + 1));
+    }
+    let mut chunk: Vec<u8> = Vec::with_capacity(SNAPSHOT_CHUNK);
+    let mut next = from;
+    for piece in rest {
+        if !chunk.is_empty() && chunk.len() + piece.len() > SNAPSHOT_CHUNK {
+            break;
+        }
+        chunk.extend_from_slice(piece);
+        next += 1;
+    }
+    Some((Bytes::from(chunk), next))
+}
+
 pub(super) async fn snapshots(
     State(state): State<AppState>,
     Path(ns): Path<String>,
@@ -364,9 +399,8 @@ pub(super) async fn snapshots(
             if let Some(bytes) = s.backlog.pop_front() {
                 return Some((Ok::<Bytes, Infallible>(bytes), s));
             }
-            if let Some(piece) = s.snapshot_rest.get(s.snapshot_sent).cloned() {
-                s.snapshot_sent += 1;
-                return Some((Ok(piece), s));
+            if let Some(chunk) = s.next_snapshot_chunk() {
+                return Some((Ok(chunk), s));
             }
             tokio::select! {
                 received = s.live.recv() => match received {
@@ -503,4 +537,42 @@ pub(super) async fn watch_job(
         }
     });
     Ok(sse_response(Body::from_stream(body)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunks put together are the pieces put together; a chunk of
+    /// several pieces stays within the bound; a big piece goes alone, as it
+    /// is (no copy).
+    #[test]
+    fn snapshot_pieces_go_out_in_bounded_chunks() {
+        let mut rng = test_support::Rng::new(11);
+        for _ in 0..50 {
+            let pieces: Vec<Bytes> = (0..rng.below(300))
+                .map(|i| {
+                    let len = match rng.below(20) {
+                        0 => SNAPSHOT_CHUNK + rng.below(1000),
+                        _ => rng.below(900),
+                    };
+                    Bytes::from(vec![b'a' + (i % 26) as u8; len])
+                })
+                .collect();
+            let mut sent = Vec::new();
+            let mut at = 0;
+            while let Some((chunk, next)) = snapshot_chunk(&pieces, at) {
+                assert!(next > at, "progress");
+                if next - at > 1 {
+                    assert!(chunk.len() <= SNAPSHOT_CHUNK, "{}", chunk.len());
+                } else if pieces[at].len() >= SNAPSHOT_CHUNK {
+                    assert_eq!(chunk.as_ptr(), pieces[at].as_ptr(), "not copied");
+                }
+                sent.extend_from_slice(&chunk);
+                at = next;
+            }
+            assert_eq!(at, pieces.len());
+            assert_eq!(sent, pieces.concat());
+        }
+    }
 }
