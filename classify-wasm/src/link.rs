@@ -41,34 +41,39 @@
 //! `BTreeMap`s, so every answer is deterministic.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::keys;
 
 /// One link between objects read together.
+///
+/// Its texts are shared (`Arc<str>`): a [`Linker`] hands every object the
+/// equal link it already holds, so the sixteen pods of a job hold one copy
+/// of its namespace, labels and JobSet name, not sixteen.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Link {
     /// A TrainJob by namespace and name: its JobSet (the JobSet of that
     /// name) and the pods whose `jobset-name` label is that name.
-    Name { namespace: String, name: String },
+    Name { namespace: Arc<str>, name: Arc<str> },
     /// A TrainJob by its job-id and submission labels: the pods of the
     /// namespace that carry both.
     Labels {
-        namespace: String,
-        job_id: String,
-        submission: String,
+        namespace: Arc<str>,
+        job_id: Arc<str>,
+        submission: Arc<str>,
     },
     /// A TrainJob by UID as section 4 reads it: Workloads by
     /// `kueue.x-k8s.io/job-uid`, captured pods by `trainJobUID`.
-    Uid(String),
+    Uid(Arc<str>),
     /// A TrainJob by UID as section 11 reads it: JobSets and runtime copies
     /// by their TrainJob owner references. The TrainJob does not read them
     /// through this link; its presence only keeps them from being orphans.
-    Owner(String),
+    Owner(Arc<str>),
     /// A Node by name: the pods (live or captured) whose `spec.nodeName`
     /// it is.
-    Node(String),
+    Node(Arc<str>),
 }
 
 /// Whether, and how, an object has an observation of its own.
@@ -337,24 +342,29 @@ impl Links {
         let label = |key: &str| fields.label(key);
         let by_labels = match (label(keys::JOB_ID), label(keys::SUBMISSION)) {
             (Some(job_id), Some(submission)) => Some(Link::Labels {
-                namespace: namespace.to_string(),
-                job_id: job_id.to_string(),
-                submission: submission.to_string(),
+                namespace: namespace.into(),
+                job_id: job_id.into(),
+                submission: submission.into(),
             }),
             _ => None,
         };
         let by_name = || Link::Name {
-            namespace: namespace.to_string(),
-            name: name.to_string(),
+            namespace: namespace.into(),
+            name: name.into(),
         };
-        let owners = || fields.trainjob_owners.iter().cloned().map(Link::Owner);
+        let owners = || {
+            fields
+                .trainjob_owners
+                .iter()
+                .map(|uid| Link::Owner(uid.as_str().into()))
+        };
         let mut links = Links::default();
         match kind {
             "TrainJob" => {
                 links.role = Role::TrainJob;
                 if !uid.is_empty() {
-                    links.offers.push(Link::Uid(uid.to_string()));
-                    links.offers.push(Link::Owner(uid.to_string()));
+                    links.offers.push(Link::Uid(uid.into()));
+                    links.offers.push(Link::Owner(uid.into()));
                 }
                 links.offers.extend(by_labels);
                 links.offers.push(by_name());
@@ -368,7 +378,7 @@ impl Links {
             }
             "Workload" => {
                 if let Some(uid) = label(keys::JOB_UID) {
-                    links.seeks.push(Link::Uid(uid.to_string()));
+                    links.seeks.push(Link::Uid(uid.into()));
                 }
             }
             "TrainingRuntime" => {
@@ -384,13 +394,13 @@ impl Links {
                 links.seeks.extend(by_labels);
                 if let Some(jobset) = label(keys::JOBSET_NAME) {
                     links.seeks.push(Link::Name {
-                        namespace: namespace.to_string(),
-                        name: jobset.to_string(),
+                        namespace: namespace.into(),
+                        name: jobset.into(),
                     });
                 }
                 links.seeks.extend(node_link(fields));
             }
-            "Node" => links.offers.push(Link::Node(name.to_string())),
+            "Node" => links.offers.push(Link::Node(name.into())),
             _ => {}
         }
         links
@@ -417,7 +427,7 @@ impl Links {
     pub fn of_captured_pod(trainjob_uid: &str, pod: &LinkFields) -> Links {
         let mut links = Links::default();
         if !trainjob_uid.is_empty() {
-            links.seeks.push(Link::Uid(trainjob_uid.to_string()));
+            links.seeks.push(Link::Uid(trainjob_uid.into()));
         }
         links.seeks.extend(node_link(pod));
         links
@@ -434,7 +444,7 @@ impl Links {
 }
 
 fn node_link(pod: &LinkFields) -> Option<Link> {
-    pod.node_name.clone().map(Link::Node)
+    pod.node_name.as_deref().map(|node| Link::Node(node.into()))
 }
 
 /// An incremental index of links over the consumer's object keys `K`
@@ -481,8 +491,11 @@ impl<K: Ord + Clone> Linker<K> {
     }
 
     /// Adds or replaces an object by its links.
-    pub fn upsert_links(&mut self, key: K, links: Links) {
+    pub fn upsert_links(&mut self, key: K, mut links: Links) {
         self.remove(&key);
+        for link in links.offers.iter_mut().chain(links.seeks.iter_mut()) {
+            self.intern(link);
+        }
         for link in &links.offers {
             self.offered
                 .entry(link.clone())
@@ -496,6 +509,18 @@ impl<K: Ord + Clone> Linker<K> {
                 .insert(key.clone());
         }
         self.objects.insert(key, links);
+    }
+
+    /// Makes `link` share the texts of the equal link already indexed, if
+    /// any (see [`Link`]).
+    fn intern(&self, link: &mut Link) {
+        let known = self
+            .offered
+            .get_key_value(link)
+            .or_else(|| self.sought.get_key_value(link));
+        if let Some((known, _)) = known {
+            *link = known.clone();
+        }
     }
 
     /// Forgets an object; whether it was known.

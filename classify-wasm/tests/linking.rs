@@ -346,3 +346,67 @@ fn the_fields_read_from_text_link_as_the_whole_item_does() {
         assert_eq!(pod.uid, whole_pod.uid, "{text}");
     }
 }
+
+/// Equal links share their texts: the pods of one job hold one copy of
+/// what they seek (the linker hands each the link it already indexes), and
+/// what they are linked to is unchanged by it.
+#[test]
+fn equal_links_share_their_texts() {
+    use classify_wasm::{keys, Link};
+    let trainjob = json!({"kind": "TrainJob", "metadata": {"name": "j-s1", "namespace": "ns",
+        "uid": "tj-1", "labels": {keys::JOB_ID: "j", keys::SUBMISSION: "s1"}}});
+    let pod = |name: &str| {
+        json!({"kind": "Pod", "metadata": {"name": name, "namespace": "ns", "uid": name,
+            "labels": {keys::JOB_ID: "j", keys::SUBMISSION: "s1", keys::JOBSET_NAME: "j-s1"}},
+            "spec": {"nodeName": "n1"}})
+    };
+    let mut linker: Linker<String> = Linker::new();
+    linker.upsert("tj".to_string(), &trainjob);
+    linker.upsert("p1".to_string(), &pod("p1"));
+    linker.upsert("p2".to_string(), &pod("p2"));
+    let sought = |key: &str| {
+        linker
+            .links(&key.to_string())
+            .expect("indexed")
+            .seeks
+            .clone()
+    };
+    let (first, second) = (sought("p1"), sought("p2"));
+    assert_eq!(first, second);
+    assert_eq!(first.len(), 3, "{first:?}");
+    for (a, b) in first.iter().zip(&second) {
+        let shared = match (a, b) {
+            (
+                Link::Labels {
+                    namespace: n1,
+                    job_id: j1,
+                    submission: s1,
+                },
+                Link::Labels {
+                    namespace: n2,
+                    job_id: j2,
+                    submission: s2,
+                },
+            ) => {
+                std::sync::Arc::ptr_eq(n1, n2)
+                    && std::sync::Arc::ptr_eq(j1, j2)
+                    && std::sync::Arc::ptr_eq(s1, s2)
+            }
+            (
+                Link::Name {
+                    namespace: n1,
+                    name: a,
+                },
+                Link::Name {
+                    namespace: n2,
+                    name: b,
+                },
+            ) => std::sync::Arc::ptr_eq(n1, n2) && std::sync::Arc::ptr_eq(a, b),
+            (Link::Node(a), Link::Node(b)) => std::sync::Arc::ptr_eq(a, b),
+            other => panic!("unexpected links {other:?}"),
+        };
+        assert!(shared, "{a:?} is held twice");
+    }
+    let both: BTreeSet<String> = ["p1", "p2"].map(String::from).into();
+    assert_eq!(linker.read_by(&"tj".to_string()), both);
+}

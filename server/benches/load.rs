@@ -246,7 +246,9 @@ async fn stamp_reader(
         // EventSource reads a stream: a snapshot arriving in many chunks
         // would otherwise be scanned again for each, and the clients, not
         // the server, would be what this measures.
-        let from = carry.len().saturating_sub(end_bytes.len().saturating_sub(1));
+        let from = carry
+            .len()
+            .saturating_sub(end_bytes.len().saturating_sub(1));
         carry.extend_from_slice(&data);
         // Stamps are `stamp-<micros>`; scan complete events only.
         let Some(end) = carry

@@ -734,8 +734,8 @@ impl Store {
             ObjectKind::JobSet => {
                 // The pods named after the JobSet (section 4's jobset-name).
                 let named = Link::Name {
-                    namespace: object.namespace.clone(),
-                    name: object.name.clone(),
+                    namespace: object.namespace.as_str().into(),
+                    name: object.name.as_str().into(),
                 };
                 let pods: Vec<Arc<StoredObject>> = self
                     .linker
