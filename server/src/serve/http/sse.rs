@@ -329,8 +329,9 @@ struct SnapshotStream {
 /// About how many bytes of a snapshot's pieces go out as one chunk. A piece
 /// is one object, a few hundred bytes: sent one by one, a thousand clients
 /// joining at once cost millions of polls; gathered, each client copies a
-/// chunk at a time, and holds no more than one.
-const SNAPSHOT_CHUNK: usize = 32 << 10;
+/// chunk at a time, and holds at most what its connection buffers (64 KiB,
+/// `listen.rs`) and one chunk more.
+const SNAPSHOT_CHUNK: usize = 16 << 10;
 
 impl SnapshotStream {
     fn next_snapshot_chunk(&mut self) -> Option<Bytes> {
