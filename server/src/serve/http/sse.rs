@@ -315,9 +315,8 @@ struct SnapshotStream {
     /// resume's changes.
     backlog: VecDeque<Bytes>,
     /// The rest of the `snapshot` event, shared by every client of the same
-    /// start (not copied per client), and how many pieces of it were sent.
-    snapshot_rest: Arc<[Bytes]>,
-    snapshot_sent: usize,
+    /// start (not copied per client).
+    snapshot_rest: SnapshotRest,
     live: LiveFrames,
     shutdown: watch::Receiver<bool>,
     keep_alive: tokio::time::Interval,
@@ -334,10 +333,27 @@ struct SnapshotStream {
 /// 16 KiB the load bench's write-to-SSE p99 was half again as long.
 const SNAPSHOT_CHUNK: usize = 64 << 10;
 
-impl SnapshotStream {
-    fn next_snapshot_chunk(&mut self) -> Option<Bytes> {
-        let (chunk, next) = snapshot_chunk(&self.snapshot_rest, self.snapshot_sent)?;
-        self.snapshot_sent = next;
+/// The pieces of a `snapshot` event still to send, and how many were.
+struct SnapshotRest {
+    pieces: Arc<[Bytes]>,
+    sent: usize,
+}
+
+impl SnapshotRest {
+    fn new(pieces: Arc<[Bytes]>) -> Self {
+        SnapshotRest { pieces, sent: 0 }
+    }
+
+    /// The next chunk to send ([`snapshot_chunk`]); `None` once all are.
+    fn next_chunk(&mut self) -> Option<Bytes> {
+        let (chunk, next) = snapshot_chunk(&self.pieces, self.sent)?;
+        self.sent = next;
+        if next >= self.pieces.len() {
+            // Sent: let the start go. Its pieces are the store's texts as
+            // they were; a stream that kept them would keep every object
+            // the namespace has changed since, for as long as it is open.
+            *self = SnapshotRest::new(Arc::new([]));
+        }
         Some(chunk)
     }
 }
@@ -386,8 +402,7 @@ pub(super) async fn snapshots(
         backlog: (subscription.rows.into_iter())
             .chain(subscription.backlog.into_iter().map(|frame| frame.bytes))
             .collect(),
-        snapshot_rest: subscription.snapshot_rest,
-        snapshot_sent: 0,
+        snapshot_rest: SnapshotRest::new(subscription.snapshot_rest),
         live: subscription.live,
         shutdown: state.shutdown.clone(),
         keep_alive: keep_alive_timer(),
@@ -401,7 +416,7 @@ pub(super) async fn snapshots(
             if let Some(bytes) = s.backlog.pop_front() {
                 return Some((Ok::<Bytes, Infallible>(bytes), s));
             }
-            if let Some(chunk) = s.next_snapshot_chunk() {
+            if let Some(chunk) = s.snapshot_rest.next_chunk() {
                 return Some((Ok(chunk), s));
             }
             tokio::select! {
@@ -576,5 +591,25 @@ mod tests {
             assert_eq!(at, pieces.len());
             assert_eq!(sent, pieces.concat());
         }
+    }
+
+    /// A stream lets its start's pieces go once they are sent, so an open
+    /// stream does not keep the store's texts of the moment it joined.
+    #[test]
+    fn a_sent_snapshot_is_let_go() {
+        let text: Arc<str> = "x".repeat(SNAPSHOT_CHUNK / 2).into();
+        let piece = |text: &Arc<str>| Bytes::from(text.as_bytes().to_vec());
+        let pieces: Arc<[Bytes]> = (0..5).map(|_| piece(&text)).collect::<Vec<_>>().into();
+        let mut rest = SnapshotRest::new(pieces.clone());
+        let mut sent = Vec::new();
+        let mut held = Vec::new();
+        while let Some(chunk) = rest.next_chunk() {
+            held.push(Arc::strong_count(&pieces));
+            sent.extend_from_slice(&chunk);
+        }
+        assert_eq!(sent.len(), 5 * text.len());
+        // Two pieces a chunk: held while a chunk is left, let go with the last.
+        assert_eq!(held, [2, 2, 1]);
+        assert!(rest.next_chunk().is_none());
     }
 }
