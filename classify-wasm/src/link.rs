@@ -133,18 +133,6 @@ pub struct LinkFields {
 }
 
 impl LinkFields {
-    /// The label `key`, if it is one of those read here.
-    fn label(&self, key: &str) -> Option<&str> {
-        let value = match key {
-            keys::JOB_ID => &self.job_id,
-            keys::SUBMISSION => &self.submission,
-            keys::JOBSET_NAME => &self.jobset_name,
-            keys::JOB_UID => &self.job_uid,
-            _ => &None,
-        };
-        value.as_deref()
-    }
-
     /// Bytes its strings hold, for stores that bound their memory.
     pub fn heap_bytes(&self) -> usize {
         let labels = [
@@ -217,7 +205,6 @@ struct CapturedText {
 }
 
 /// The parts of an item linking reads, wherever they were found.
-#[derive(Default)]
 struct Parts<'v> {
     kind: Option<&'v Value>,
     name: Option<&'v Value>,
@@ -339,8 +326,7 @@ impl Links {
     /// its identity and [`LinkFields`]: what sections 4 and 11 read. Kinds
     /// the engine does not read link nothing.
     pub fn of(kind: &str, namespace: &str, name: &str, uid: &str, fields: &LinkFields) -> Links {
-        let label = |key: &str| fields.label(key);
-        let by_labels = match (label(keys::JOB_ID), label(keys::SUBMISSION)) {
+        let by_labels = match (fields.job_id.as_deref(), fields.submission.as_deref()) {
             (Some(job_id), Some(submission)) => Some(Link::Labels {
                 namespace: namespace.into(),
                 job_id: job_id.into(),
@@ -377,22 +363,22 @@ impl Links {
                 links.seeks.extend(owners());
             }
             "Workload" => {
-                if let Some(uid) = label(keys::JOB_UID) {
+                if let Some(uid) = fields.job_uid.as_deref() {
                     links.seeks.push(Link::Uid(uid.into()));
                 }
             }
             "TrainingRuntime" => {
-                if fields.trainjob_owned && label(keys::JOB_ID).is_some() {
+                if fields.trainjob_owned && fields.job_id.is_some() {
                     links.role = Role::OrphanCandidate;
                 }
                 links.seeks.extend(owners());
             }
             "Pod" => {
-                if label(keys::JOB_ID).is_some() {
+                if fields.job_id.is_some() {
                     links.role = Role::OrphanCandidate;
                 }
                 links.seeks.extend(by_labels);
-                if let Some(jobset) = label(keys::JOBSET_NAME) {
+                if let Some(jobset) = fields.jobset_name.as_deref() {
                     links.seeks.push(Link::Name {
                         namespace: namespace.into(),
                         name: jobset.into(),
