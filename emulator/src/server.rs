@@ -615,16 +615,15 @@ fn watch_list_refusal(params: &Params, served: bool) -> Option<Response> {
             "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch",
         ));
     }
-    if params.resource_version_match.as_deref() != Some("NotOlderThan") {
-        return Some(invalid(if params.send_initial_events {
-            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
-        } else {
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
-        }));
-    }
     if !params.send_initial_events {
+        // So `resourceVersionMatch` was given, on a plain watch.
         return Some(invalid(
             "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ));
+    }
+    if params.resource_version_match.as_deref() != Some("NotOlderThan") {
+        return Some(invalid(
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
         ));
     }
     if !params.bookmarks {
