@@ -114,6 +114,21 @@ pub enum Piece<P> {
     Object(P),
 }
 
+impl<P: AsRef<str>> Piece<P> {
+    /// The piece's text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Piece::Text(text) => text,
+            Piece::Object(object) => object.as_ref(),
+        }
+    }
+
+    /// The document `pieces` make, as one text.
+    pub fn joined(pieces: &[Piece<P>]) -> String {
+        pieces.iter().map(Piece::as_str).collect()
+    }
+}
+
 /// [`SnapshotWriter`]'s document, byte for byte, as pieces that leave the
 /// objects where the caller holds them (`P`, say an `Arc<str>` a store
 /// keeps): a server that sends one namespace's snapshot to many clients
@@ -354,13 +369,7 @@ mod tests {
                         pieces.captured(uid, object, c % 2 == 1);
                     }
                     let pieces = pieces.finish();
-                    let text: String = pieces
-                        .iter()
-                        .map(|p| match p {
-                            Piece::Text(t) => t.as_str(),
-                            Piece::Object(o) => o,
-                        })
-                        .collect();
+                    let text = Piece::joined(&pieces);
                     assert_eq!(text, writer.finish(), "{items} items, {captured} captured");
                     let objects_seen = pieces
                         .iter()

@@ -144,13 +144,7 @@ impl StartFrames {
     fn of(version: u64, pieces: Vec<Piece<Arc<str>>>) -> StartFrames {
         // The rows are the engine's classification of the whole text, made
         // here and dropped.
-        let text: String = pieces
-            .iter()
-            .map(|piece| match piece {
-                Piece::Text(text) => text.as_ref(),
-                Piece::Object(object) => object.as_ref(),
-            })
-            .collect();
+        let text = Piece::joined(&pieces);
         let rows = view::namespace_rows(&text).map(|rows| encode_event(None, "rows", &rows));
         drop(text);
         let mut head = format!("id: {version}\nevent: snapshot\ndata: ");

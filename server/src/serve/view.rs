@@ -57,19 +57,17 @@ pub fn write_snapshot<'a>(
     writer.finish()
 }
 
-/// The snapshot of a whole namespace, as the engine would read it now:
-/// every stored object of the namespace, every Node, and the captured pods
-/// of the namespace's TrainJobs.
+/// The snapshot of a whole namespace as one text
+/// ([`namespace_snapshot_pieces`] joined).
 pub fn namespace_snapshot(store: &Store, header: SnapshotHeader, namespace: &str) -> String {
-    let items = ObjectKind::ALL
-        .into_iter()
-        .flat_map(|kind| store.in_namespace(kind, namespace));
-    write_snapshot(header, items, store.captured_in(namespace))
+    Piece::joined(&namespace_snapshot_pieces(store, header, namespace))
 }
 
-/// [`namespace_snapshot`] as pieces that share the store's projection
-/// texts ([`classify_wasm::SnapshotPieces`]): the same document, byte for
-/// byte, for a stream start that many clients are sent.
+/// The snapshot of a whole namespace, as the engine would read it now:
+/// every stored object of the namespace, every Node, and the captured pods
+/// of the namespace's TrainJobs. In pieces that share the store's
+/// projection texts ([`classify_wasm::SnapshotPieces`]), for a stream start
+/// that many clients are sent.
 pub fn namespace_snapshot_pieces(
     store: &Store,
     header: SnapshotHeader,
