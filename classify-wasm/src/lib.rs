@@ -29,6 +29,7 @@ mod convert;
 pub mod fields;
 pub mod hash;
 pub mod link;
+pub mod live;
 mod model;
 mod observation;
 pub mod quantity;
@@ -44,6 +45,7 @@ pub mod wire;
 pub use classify::{counter, job_and_submission};
 pub use convert::dump_to_json;
 pub use link::{Link, LinkFields, LinkedObject, Linker, Links, Role};
+pub use live::{ItemKey, LiveSnapshot, Reclassified};
 pub use observation::{
     Cause, CauseKind, Execution, ObjectRef, Observation, OrderKey, Provenance, State,
 };

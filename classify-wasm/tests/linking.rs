@@ -1,8 +1,9 @@
-//! Seeded property test of the linking API (`classify_wasm::link`): for
-//! random snapshots changed by random sequences of upserts and deletes
-//! (items and captured pods), classifying only the objects a change
-//! affects, each batch on the sub-snapshot of its view, keeps exactly the
-//! observations classifying the whole snapshot gives.
+//! Seeded property tests of linking (`classify_wasm::link`) and of the
+//! incremental classifier built on it (`classify_wasm::live`): for random
+//! snapshots changed by random batches of upserts and deletes (items and
+//! captured pods), a [`LiveSnapshot`] that classifies only what each batch
+//! affects keeps exactly the observations classifying the whole snapshot
+//! gives.
 //!
 //! The seed is fixed so that a failure reproduces; set `PROPTEST_CASES` to
 //! run more cases locally.
@@ -11,148 +12,134 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use classify_wasm::{Linker, Observation, Options, Role};
+use classify_wasm::wire::{ChangeFrame, Deleted, DroppedCapture};
+use classify_wasm::{
+    ItemKey, LinkedObject, Linker, LiveSnapshot, Mode, Observation, Options, Role,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
-use test_support::linking_world::{captured_key, item_key, Step, World};
+use test_support::linking_world::{item_key, Step, World};
+use test_support::Rng;
 
 const SEED: [u8; 32] = *b"dispatch-dash linking seed, 2026";
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Key {
-    Item(String, String, String),
-    Captured(String, String),
-}
-
-fn key_of(item: &Value) -> Key {
+fn key_of(item: &Value) -> ItemKey {
     let (kind, namespace, name) = item_key(item);
-    Key::Item(kind, namespace, name)
+    ItemKey::new(&kind, &namespace, &name)
 }
 
-fn observed_key(o: &Observation) -> Key {
-    Key::Item(
-        o.object.kind.clone(),
-        o.object.namespace.clone(),
-        o.object.name.clone(),
-    )
+fn classify(doc: &str) -> Vec<Observation> {
+    classify_wasm::classify(doc, Options::default()).expect("the world is valid input")
 }
 
-fn classify(doc: &Value) -> Vec<Observation> {
-    classify_wasm::classify(&doc.to_string(), Options::default()).expect("the world is valid input")
+fn observed(doc: &str) -> BTreeMap<ItemKey, Observation> {
+    classify(doc)
+        .into_iter()
+        .map(|o| (ItemKey::of(&o), o))
+        .collect()
 }
 
-/// What the consumer keeps: the observations by object, as computed
-/// incrementally.
-struct Incremental {
-    linker: Linker<Key>,
-    observations: BTreeMap<Key, Observation>,
-    /// Sub-snapshots classified and objects classified again, to show the
-    /// test is not vacuous.
-    batches: usize,
-    reclassified: usize,
-}
-
-impl Incremental {
-    fn affected(&self, keys: &[Key], out: &mut BTreeSet<Key>) {
-        for key in keys {
-            out.extend(self.linker.affected_by(key));
+/// Applies one step through the snapshot's own calls.
+fn apply_step(live: &mut LiveSnapshot<String>, step: &Step) -> Result<(), TestCaseError> {
+    match step {
+        Step::Upsert(item) => {
+            let text = item.to_string();
+            let key = live.upsert(text.clone(), &LinkedObject::of_json(&text));
+            prop_assert_eq!(key, Some(key_of(item)));
         }
+        Step::Delete(item) => prop_assert!(live.delete(&key_of(item))),
+        Step::Capture(entry) => {
+            let text = entry.to_string();
+            let (trainjob_uid, pod) = LinkedObject::of_captured_json(&text);
+            live.capture(text, trainjob_uid, &pod);
+        }
+        Step::Drop {
+            trainjob_uid,
+            pod_uid,
+        } => prop_assert!(live.drop_captured(trainjob_uid, pod_uid)),
     }
-
-    fn reclassify(&mut self, world: &World, affected: &BTreeSet<Key>, mode: &str, nodes: bool) {
-        for key in affected {
-            self.observations.remove(key);
-        }
-        if affected.is_empty() {
-            return;
-        }
-        let view = self.linker.view_of(affected);
-        let items: Vec<&Value> = world
-            .items
-            .iter()
-            .filter(|i| view.contains(&key_of(i)))
-            .collect();
-        let captured: Vec<&Value> = world
-            .captured
-            .iter()
-            .filter(|c| {
-                let (t, p) = captured_key(c);
-                view.contains(&Key::Captured(t, p))
-            })
-            .collect();
-        let doc = json!({"kind": "Snapshot", "mode": mode, "nodesReadable": nodes,
-            "items": items, "captured": captured});
-        self.batches += 1;
-        self.reclassified += affected.len();
-        for o in classify(&doc) {
-            let key = observed_key(&o);
-            if affected.contains(&key) {
-                self.observations.insert(key, o);
-            }
-        }
-    }
+    Ok(())
 }
 
-fn check_world(seed: u64, mode: &str, nodes: bool, steps: usize) -> Result<usize, TestCaseError> {
+/// Applies one step as the `change` frame a server would send for it.
+fn apply_frame(live: &mut LiveSnapshot<String>, step: &Step) {
+    let mut frame = ChangeFrame::default();
+    match step {
+        Step::Upsert(item) => frame.upserts.push(item.to_string().into()),
+        Step::Delete(item) => {
+            let key = key_of(item);
+            frame.deletes.push(Deleted {
+                kind: key.kind,
+                namespace: key.namespace,
+                name: key.name,
+                uid: String::new(),
+            });
+        }
+        Step::Capture(entry) => frame.captured.push(entry.to_string().into()),
+        Step::Drop {
+            trainjob_uid,
+            pod_uid,
+        } => frame.dropped.push(DroppedCapture {
+            trainjob_uid: trainjob_uid.clone(),
+            pod_uid: pod_uid.clone(),
+        }),
+    }
+    let text = frame.to_json();
+    let parsed = ChangeFrame::parse(&text).expect("a written frame reads back");
+    live.apply_change(&parsed);
+}
+
+fn check_world(seed: u64, mode: Mode, nodes: bool, steps: usize) -> Result<usize, TestCaseError> {
     let mut world = World::new(seed, true);
-    let mut inc = Incremental {
-        linker: Linker::new(),
-        observations: BTreeMap::new(),
-        batches: 0,
-        reclassified: 0,
-    };
+    let mut batching = Rng::new(seed ^ 0x5eed);
+    let mut live: LiveSnapshot<String> = LiveSnapshot::new(Options {
+        mode: Some(mode),
+        nodes_readable: Some(nodes),
+    });
+    // What a consumer keeps: the observations by object, as reclassified.
+    let mut kept: BTreeMap<ItemKey, Observation> = BTreeMap::new();
+    let (mut batches, mut reclassified) = (0usize, 0usize);
     let mut observed_total = 0;
-    for step_no in 0..steps {
-        let step = world.step();
-        let keys: Vec<Key> = match &step {
-            Step::Upsert(item) | Step::Delete(item) => vec![key_of(item)],
-            Step::Capture(entry) => {
-                let (t, p) = captured_key(entry);
-                vec![Key::Captured(t, p)]
+    let mut step_no = 0;
+    while step_no < steps {
+        // One to three steps before the classification catches up.
+        let batch = 1 + batching.below(3);
+        let mut applied = Vec::new();
+        for _ in 0..batch {
+            let step = world.step();
+            if batch == 1 && batching.chance(50) {
+                apply_frame(&mut live, &step);
+            } else {
+                apply_step(&mut live, &step)?;
             }
-            Step::Drop {
-                trainjob_uid,
-                pod_uid,
-            } => vec![Key::Captured(trainjob_uid.clone(), pod_uid.clone())],
-        };
-        let mut affected = BTreeSet::new();
-        inc.affected(&keys, &mut affected);
-        match &step {
-            Step::Upsert(item) => inc.linker.upsert(key_of(item), item),
-            Step::Delete(item) => {
-                prop_assert!(inc.linker.remove(&key_of(item)));
-            }
-            Step::Capture(entry) => {
-                let (t, p) = captured_key(entry);
-                inc.linker.upsert_captured(Key::Captured(t, p), entry);
-            }
-            Step::Drop {
-                trainjob_uid,
-                pod_uid,
-            } => {
-                inc.linker
-                    .remove(&Key::Captured(trainjob_uid.clone(), pod_uid.clone()));
-            }
+            applied.push(step);
+            step_no += 1;
         }
-        inc.affected(&keys, &mut affected);
-        inc.reclassify(&world, &affected, mode, nodes);
+        let found = live.reclassify().expect("the world is valid input");
+        for key in &found.reclassified {
+            kept.remove(key);
+        }
+        for c in &found.observed {
+            let key = ItemKey::of(&c.observation);
+            prop_assert!(found.reclassified.contains(&key));
+            kept.insert(key, c.observation.clone());
+        }
+        batches += 1;
+        reclassified += found.reclassified.len();
 
-        let whole: BTreeMap<Key, Observation> = classify(&world.snapshot(mode, nodes))
-            .into_iter()
-            .map(|o| (observed_key(&o), o))
-            .collect();
+        let whole = observed(&world.snapshot(mode.as_str(), nodes).to_string());
         prop_assert_eq!(
-            &inc.observations,
+            &kept,
             &whole,
             "seed {} step {} ({:?})",
             seed,
             step_no,
-            step
+            applied
         );
-        // Every observed object is one the linker says can be observed.
+        // Every observed object is one linking says can be observed.
         for key in whole.keys() {
-            let role = inc.linker.links(key).map(|l| l.role);
+            let role = live.role(key);
             prop_assert!(
                 matches!(role, Some(Role::TrainJob | Role::OrphanCandidate)),
                 "{:?} observed with role {:?}",
@@ -162,7 +149,28 @@ fn check_world(seed: u64, mode: &str, nodes: bool, steps: usize) -> Result<usize
         }
         observed_total += whole.len();
     }
-    prop_assert!(inc.batches > 0);
+    prop_assert!(batches > 0 && reclassified > 0);
+    // The snapshot it holds is the world's, and loads back as it is.
+    let held = live.snapshot();
+    prop_assert_eq!(observed(&held), kept.clone());
+    let reloaded: LiveSnapshot<String> =
+        LiveSnapshot::load(&held, Options::default()).expect("a written snapshot loads");
+    prop_assert_eq!(reloaded.snapshot(), held);
+    prop_assert_eq!(reloaded.options(), live.options());
+    // A Node's change of access reclassifies everything, as a whole
+    // classification under the other setting gives.
+    live.set_nodes_readable(!nodes);
+    let found = live.reclassify().expect("the world is valid input");
+    for key in &found.reclassified {
+        kept.remove(key);
+    }
+    for c in found.observed {
+        kept.insert(ItemKey::of(&c.observation), c.observation);
+    }
+    prop_assert_eq!(
+        kept,
+        observed(&world.snapshot(mode.as_str(), !nodes).to_string())
+    );
     Ok(observed_total)
 }
 
@@ -185,7 +193,7 @@ fn classifying_what_a_change_affects_equals_classifying_the_whole() {
         .run(
             &(
                 any::<u64>(),
-                prop::sample::select(&["plain", "kueue"][..]),
+                prop::sample::select(&[Mode::Plain, Mode::Kueue][..]),
                 any::<bool>(),
             ),
             |(seed, mode, nodes)| {

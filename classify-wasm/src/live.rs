@@ -1,0 +1,412 @@
+//! One namespace's objects, classified incrementally: the loop every live
+//! consumer of a stream runs, written once.
+//!
+//! A [`LiveSnapshot`] holds a namespace's items and captured pods as the
+//! texts they came as, in input order, with the options they are read
+//! with. Each change (an upsert, a delete, a captured pod added or dropped,
+//! Node access changing) records which observed objects it can alter: the
+//! [`Linker`]'s `affected_by` of what changed, before and after it (section
+//! 4 and 11's links, so a change is covered by the union of the two).
+//! [`LiveSnapshot::reclassify`] then classifies exactly those objects, on
+//! one sub-snapshot of their views, and hands back their observations:
+//! each is the observation classifying the whole snapshot would give
+//! (`tests/linking.rs` checks this on random worlds changed at random).
+//!
+//! The texts are the caller's (`T`: a `Box<str>` in the browser), spliced
+//! into sub-snapshots as they are and never parsed again; what linking
+//! reads of them comes in typed, as a [`LinkedObject`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::link::{LinkedObject, Linker, Links, Role};
+use crate::snapshot::READ_KINDS;
+use crate::snapshot_writer::SnapshotWriter;
+use crate::wire::{ChangeFrame, Document};
+use crate::{Attempted, Explanation, InputError, Observation, Options};
+
+/// `(kind, namespace, name)`: how an object is named (a Node has the
+/// namespace `""`, as in a `change` frame's deletes).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemKey {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ItemKey {
+    pub fn new(kind: &str, namespace: &str, name: &str) -> Self {
+        ItemKey {
+            kind: kind.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The object an observation is about.
+    pub fn of(o: &Observation) -> Self {
+        ItemKey::new(&o.object.kind, &o.object.namespace, &o.object.name)
+    }
+
+    /// The key of an object of any kind (a Node's namespace is `""`,
+    /// whatever its text says).
+    pub fn of_object(object: &LinkedObject) -> Self {
+        let namespace = match object.kind.as_str() {
+            "Node" => "",
+            _ => &object.namespace,
+        };
+        ItemKey::new(&object.kind, namespace, &object.name)
+    }
+
+    /// A stable text id (for DOM keys and URLs).
+    pub fn id(&self) -> String {
+        format!("{}/{}/{}", self.kind, self.namespace, self.name)
+    }
+
+    /// The key an [`ItemKey::id`] was written from. Kinds and namespaces
+    /// hold no `/`, so the name is everything after the second one.
+    pub fn parse_id(id: &str) -> Option<ItemKey> {
+        let mut parts = id.splitn(3, '/');
+        Some(ItemKey::new(parts.next()?, parts.next()?, parts.next()?))
+    }
+}
+
+/// `(TrainJob UID, pod UID)`: how a captured pod is named.
+pub type CapturedKey = (String, String);
+
+/// How the snapshot names its members to the [`Linker`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Member {
+    Item(ItemKey),
+    Captured(CapturedKey),
+}
+
+/// A member's text and its place in the input order.
+#[derive(Debug, Clone)]
+struct Kept<T> {
+    text: T,
+    seq: u64,
+}
+
+/// What [`LiveSnapshot::reclassify`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reclassified {
+    /// The objects classified again: every TrainJob and orphan candidate
+    /// a change since the last call could alter, deleted ones included.
+    pub reclassified: BTreeSet<ItemKey>,
+    /// Their observations now, with their attempts, in the engine's order.
+    /// An object of `reclassified` that is not here has no observation
+    /// any more.
+    pub observed: Vec<Attempted>,
+}
+
+/// A namespace's snapshot, kept up to date change by change, and
+/// classified where the changes reach (see the module docs).
+#[derive(Debug, Clone)]
+pub struct LiveSnapshot<T> {
+    options: Options,
+    items: BTreeMap<ItemKey, Kept<T>>,
+    /// Input order (an item sent again goes last): `Kept::seq` to key.
+    order: BTreeMap<u64, ItemKey>,
+    captured: BTreeMap<CapturedKey, Kept<T>>,
+    captured_order: BTreeMap<u64, CapturedKey>,
+    next_seq: u64,
+    linker: Linker<Member>,
+    /// The observed objects the changes since the last reclassification
+    /// can alter.
+    affected: BTreeSet<Member>,
+}
+
+impl<T> Default for LiveSnapshot<T> {
+    fn default() -> Self {
+        LiveSnapshot {
+            options: Options::default(),
+            items: BTreeMap::new(),
+            order: BTreeMap::new(),
+            captured: BTreeMap::new(),
+            captured_order: BTreeMap::new(),
+            next_seq: 0,
+            linker: Linker::new(),
+            affected: BTreeSet::new(),
+        }
+    }
+}
+
+impl<T: AsRef<str>> LiveSnapshot<T> {
+    /// An empty snapshot read with `options`.
+    pub fn new(options: Options) -> Self {
+        LiveSnapshot {
+            options,
+            ..LiveSnapshot::default()
+        }
+    }
+
+    /// The snapshot (or JSON dump: a `List`, an array or one object) in
+    /// `text`, found in one pass: its items and captured pods are kept as
+    /// the texts they are, never built as values. `overrides` wins over
+    /// the document's own `mode` and `nodesReadable`. As section 2 reads
+    /// it, an object or captured pod given twice is kept as it first came.
+    /// Nothing is marked to reclassify: the caller classified the text
+    /// whole.
+    pub fn load(text: &str, overrides: Options) -> Result<Self, serde_json::Error>
+    where
+        T: for<'t> From<&'t str>,
+    {
+        let doc = Document::parse(text)?;
+        let mut live = LiveSnapshot::new(Options {
+            mode: overrides.mode.or(doc.mode),
+            nodes_readable: overrides.nodes_readable.or(doc.nodes_readable),
+        });
+        for entry in &doc.captured {
+            let (trainjob_uid, pod) = LinkedObject::of_captured_json(entry);
+            let key = (trainjob_uid, pod.uid.clone());
+            if !live.captured.contains_key(&key) {
+                live.put_captured(T::from(entry.as_ref()), key, &pod);
+            }
+        }
+        for item in &doc.items {
+            let object = LinkedObject::of_json(item);
+            if let Some(key) = item_key(&object) {
+                if !live.items.contains_key(&key) {
+                    live.put(T::from(item.as_ref()), key, &object);
+                }
+            }
+        }
+        live.affected.clear();
+        Ok(live)
+    }
+
+    /// The options every classification of this snapshot uses.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// Whether `key` is an item of the snapshot.
+    pub fn contains(&self, key: &ItemKey) -> bool {
+        self.items.contains_key(key)
+    }
+
+    /// Every item's key.
+    pub fn keys(&self) -> impl Iterator<Item = &ItemKey> {
+        self.items.keys()
+    }
+
+    /// The role linking gives an item.
+    pub fn role(&self, key: &ItemKey) -> Option<Role> {
+        self.linker
+            .links(&Member::Item(key.clone()))
+            .map(|l| l.role)
+    }
+
+    /// Adds or replaces an object, given its text and what linking reads
+    /// of it ([`LinkedObject::of_json`]); its key, or `None` for a kind
+    /// the engine does not read (nothing is kept).
+    pub fn upsert(&mut self, text: T, object: &LinkedObject) -> Option<ItemKey> {
+        let key = item_key(object)?;
+        self.put(text, key.clone(), object);
+        Some(key)
+    }
+
+    /// Deletes an object; whether it was there.
+    pub fn delete(&mut self, key: &ItemKey) -> bool {
+        let member = Member::Item(key.clone());
+        self.mark_affected_by(&member);
+        let Some(kept) = self.items.remove(key) else {
+            return false;
+        };
+        self.linker.remove(&member);
+        self.order.remove(&kept.seq);
+        true
+    }
+
+    /// Adds or replaces a captured pod, given its entry's text and what
+    /// [`LinkedObject::of_captured_json`] read of it.
+    pub fn capture(&mut self, text: T, trainjob_uid: String, pod: &LinkedObject) {
+        let key = (trainjob_uid, pod.uid.clone());
+        self.put_captured(text, key, pod);
+    }
+
+    /// Drops a captured pod; whether it was there.
+    pub fn drop_captured(&mut self, trainjob_uid: &str, pod_uid: &str) -> bool {
+        let key = (trainjob_uid.to_string(), pod_uid.to_string());
+        let member = Member::Captured(key.clone());
+        self.mark_affected_by(&member);
+        self.linker.remove(&member);
+        match self.captured.remove(&key) {
+            Some(kept) => {
+                self.captured_order.remove(&kept.seq);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Says whether Nodes can be read; when that changes, every object is
+    /// classified again.
+    pub fn set_nodes_readable(&mut self, readable: bool) {
+        if self.options.nodes_readable != Some(readable) {
+            self.options.nodes_readable = Some(readable);
+            self.affected
+                .extend(self.items.keys().cloned().map(Member::Item));
+        }
+    }
+
+    /// Applies a `change` frame, in the order docs/api.md gives: deletes,
+    /// upserts, captured pods, dropped captured pods, then Node access.
+    pub fn apply_change(&mut self, change: &ChangeFrame<'_>)
+    where
+        T: for<'t> From<&'t str>,
+    {
+        for d in &change.deletes {
+            let namespace = if d.kind == "Node" { "" } else { &d.namespace };
+            self.delete(&ItemKey::new(&d.kind, namespace, &d.name));
+        }
+        for text in &change.upserts {
+            let object = LinkedObject::of_json(text);
+            self.upsert(T::from(text.as_ref()), &object);
+        }
+        for entry in &change.captured {
+            let (trainjob_uid, pod) = LinkedObject::of_captured_json(entry);
+            self.capture(T::from(entry.as_ref()), trainjob_uid, &pod);
+        }
+        for d in &change.dropped {
+            self.drop_captured(&d.trainjob_uid, &d.pod_uid);
+        }
+        if let Some(readable) = change.nodes_readable {
+            self.set_nodes_readable(readable);
+        }
+    }
+
+    /// Classifies the objects the changes since the last call can alter,
+    /// on one sub-snapshot of their views. An error (which input the
+    /// snapshot's own texts gave cannot cause, short of a text that is not
+    /// an object) forgets what was to be classified; the caller keeps its
+    /// earlier observations.
+    pub fn reclassify(&mut self) -> Result<Reclassified, InputError> {
+        let affected = std::mem::take(&mut self.affected);
+        let reclassified: BTreeSet<ItemKey> = affected
+            .iter()
+            .filter_map(|m| match m {
+                Member::Item(key) => Some(key.clone()),
+                Member::Captured(_) => None,
+            })
+            .collect();
+        if reclassified.is_empty() {
+            return Ok(Reclassified::default());
+        }
+        let text = self.sub_snapshot(&self.linker.view_of(&affected));
+        let mut observed = crate::classify_with_attempts(&text, self.options)?;
+        observed.retain(|c| reclassified.contains(&ItemKey::of(&c.observation)));
+        Ok(Reclassified {
+            reclassified,
+            observed,
+        })
+    }
+
+    /// What the item `key`'s classification reads (its view), as a
+    /// snapshot document; `None` when there is no such item.
+    pub fn view_snapshot(&self, key: &ItemKey) -> Option<String> {
+        let member = Member::Item(key.clone());
+        self.items
+            .contains_key(key)
+            .then(|| self.sub_snapshot(&self.linker.view(&member)))
+    }
+
+    /// The explanation of the item `key`'s observation, from its view
+    /// alone; `Ok(None)` when it has none.
+    pub fn explain(&self, key: &ItemKey) -> Result<Option<Explanation>, InputError> {
+        let Some(text) = self.view_snapshot(key) else {
+            return Ok(None);
+        };
+        Ok(crate::explain(&text, self.options)?
+            .into_iter()
+            .find(|e| ItemKey::of(&e.observation) == *key))
+    }
+
+    /// The whole snapshot, as one line of JSON: the items, then the
+    /// captured pods, each in input order.
+    pub fn snapshot(&self) -> String {
+        let mut writer = SnapshotWriter::new(self.options);
+        for key in self.order.values() {
+            if let Some(kept) = self.items.get(key) {
+                writer.item(kept.text.as_ref());
+            }
+        }
+        for key in self.captured_order.values() {
+            if let Some(kept) = self.captured.get(key) {
+                writer.captured_entry(kept.text.as_ref());
+            }
+        }
+        writer.finish()
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    fn mark_affected_by(&mut self, member: &Member) {
+        self.affected.extend(self.linker.affected_by(member));
+    }
+
+    /// Puts an item in, marking what it reached before and reaches now.
+    fn put(&mut self, text: T, key: ItemKey, object: &LinkedObject) {
+        let member = Member::Item(key.clone());
+        self.mark_affected_by(&member);
+        if let Some(old) = self.items.remove(&key) {
+            self.order.remove(&old.seq);
+        }
+        self.linker
+            .upsert_links(member.clone(), Links::of_object(object));
+        let seq = self.next_seq();
+        self.order.insert(seq, key.clone());
+        self.items.insert(key, Kept { text, seq });
+        self.mark_affected_by(&member);
+    }
+
+    /// Puts a captured pod in, marking what it reached before and reaches
+    /// now.
+    fn put_captured(&mut self, text: T, key: CapturedKey, pod: &LinkedObject) {
+        let links = Links::of_captured_pod(&key.0, &pod.fields);
+        let member = Member::Captured(key.clone());
+        self.mark_affected_by(&member);
+        if let Some(old) = self.captured.remove(&key) {
+            self.captured_order.remove(&old.seq);
+        }
+        self.linker.upsert_links(member.clone(), links);
+        let seq = self.next_seq();
+        self.captured_order.insert(seq, key.clone());
+        self.captured.insert(key, Kept { text, seq });
+        self.mark_affected_by(&member);
+    }
+
+    /// The sub-snapshot of a view: its items and captured pods in input
+    /// order. The view is small: its own members are looked up and put in
+    /// order; the snapshot's other members are not visited.
+    fn sub_snapshot(&self, view: &BTreeSet<Member>) -> String {
+        let mut items: Vec<&Kept<T>> = Vec::new();
+        let mut captured: Vec<&Kept<T>> = Vec::new();
+        for member in view {
+            match member {
+                Member::Item(key) => items.extend(self.items.get(key)),
+                Member::Captured(key) => captured.extend(self.captured.get(key)),
+            }
+        }
+        items.sort_by_key(|k| k.seq);
+        captured.sort_by_key(|k| k.seq);
+        let mut writer = SnapshotWriter::new(self.options);
+        for item in items {
+            writer.item(item.text.as_ref());
+        }
+        for entry in captured {
+            writer.captured_entry(entry.text.as_ref());
+        }
+        writer.finish()
+    }
+}
+
+/// The key of an object of a kind the engine reads; `None` otherwise.
+fn item_key(object: &LinkedObject) -> Option<ItemKey> {
+    READ_KINDS
+        .contains(&object.kind.as_str())
+        .then(|| ItemKey::of_object(object))
+}
