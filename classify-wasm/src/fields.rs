@@ -1,9 +1,10 @@
 //! The fields the engine reads, declared once: the object keys any section
 //! reads (the JSON parser builds only those), the labels and annotations of
 //! section 1 that are read (the server keeps only those), and the fields a
-//! YAML plain scalar is typed by (section 1, Types). The server's projection
-//! is tied to these by its tests, so a field the rules start reading cannot
-//! be dropped on the way in unnoticed.
+//! YAML plain scalar is typed by (section 1, Types). The read schema
+//! (`schema.rs`), which the server's projection follows, is tied to these
+//! by its tests, so a field the rules start reading cannot be dropped on
+//! the way in unnoticed.
 
 /// Section 1's label and annotation keys. Declared here, the bottom of the
 /// engine's module graph, so that reading them depends on nothing else.

@@ -34,6 +34,7 @@ mod model;
 mod observation;
 pub mod quantity;
 pub mod queue;
+pub mod schema;
 mod snapshot;
 mod snapshot_writer;
 mod source;

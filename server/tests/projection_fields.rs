@@ -7,11 +7,17 @@
 //!   read, `QUEUE_READ_KEYS`), so nothing else of a pod spec can leave the
 //!   server;
 //! - nothing the engine reads is dropped: a namespace rebuilt from the
-//!   projections classifies exactly as the case's own snapshot does.
+//!   projections classifies exactly as the case's own snapshot does, and
+//!   gives the same queue facts as each queue case's own snapshot.
+//!
+//! The projection follows the engine's read schema
+//! (`classify_wasm::schema`), so a field added there is kept, and checked
+//! here, with no change to the server.
 
 use classify_wasm::fields::{
     is_queue_read_key, is_read_key, ANNOTATIONS_READ, LABELS_READ, QUEUE_QUANTITY_MAPS,
 };
+use classify_wasm::queue::{facts_in_snapshot, facts_text, Visibility};
 use classify_wasm::{Mode, Options, SnapshotWriter};
 use dispatch_dash::serve::projection::{project, ObjectKind};
 use serde_json::Value;
@@ -80,7 +86,11 @@ fn kept_keys<'v>(projection: &'v Value, map: &str) -> Vec<&'v str> {
 }
 
 fn projection_of(item: &Value) -> Option<(ObjectKind, Value, String)> {
-    let kind = ObjectKind::parse(item.get("kind")?.as_str()?)?;
+    let kind = item.get("kind")?.as_str()?;
+    let kind = ObjectKind::ALL
+        .into_iter()
+        .chain(ObjectKind::QUEUES)
+        .find(|k| k.name() == kind)?;
     let stored = project(kind, item)?;
     Some((kind, stored.value(), stored.json.to_string()))
 }
@@ -159,4 +169,36 @@ fn a_namespace_of_projections_classifies_as_the_objects_do() {
         compared += 1;
     }
     assert!(compared >= 40, "cases compared: {compared}");
+}
+
+#[test]
+fn a_namespace_of_projections_gives_the_queue_facts_the_objects_do() {
+    let dir = engine_cases_dir().join("../queue-cases");
+    let mut compared = 0;
+    for (name, text) in read_case_folder(&dir) {
+        let case: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let snapshot = &case["snapshot"];
+        let visibility: Visibility = case
+            .get("visibility")
+            .map(|v| serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{name}: {e}")))
+            .unwrap_or_default();
+        let want = facts_in_snapshot(&snapshot.to_string(), &visibility)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut writer = SnapshotWriter::new(options_of(snapshot));
+        for item in snapshot["items"].as_array().into_iter().flatten() {
+            if let Some((_, _, json)) = projection_of(item) {
+                writer.item(&json);
+            }
+        }
+        let got = facts_in_snapshot(&writer.finish(), &visibility)
+            .unwrap_or_else(|e| panic!("{name}: the projections are not input: {e}"));
+        assert_eq!(
+            facts_text(&got),
+            facts_text(&want),
+            "{name}: the projections give other queue facts"
+        );
+        assert_eq!(got, want, "{name}");
+        compared += 1;
+    }
+    assert!(compared >= 10, "queue cases compared: {compared}");
 }

@@ -20,19 +20,18 @@
 //! is the one a `serde_json::Map` would print (keys sorted): the tests keep
 //! the earlier Map-building projection as the reference, byte for byte.
 
-use std::collections::BTreeMap;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use classify_wasm::{fields, keys, write_json_string, LinkFields};
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use classify_wasm::{keys, schema, write_json_string, LinkFields, LinkedObject};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 mod lenient;
 mod queue;
+mod read;
 use lenient::{Lenient, Maybe};
 use queue::QueueTree;
+use read::{Fields, ParseNode, Parsed};
 
 /// The kinds the server watches and stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -232,11 +231,12 @@ pub enum Projected {
     NotStored(StoredObject),
 }
 
-/// An object as the API serves it, parsed down to the fields a projection
-/// keeps, of every kind at once (the kind picks among them when it is
-/// projected). Everything else (a pod's env and volumes, `managedFields`,
-/// the other labels and annotations) is skipped by the parser without being
-/// built, and a field of the wrong type is skipped like an unknown one: the
+/// An object as the API serves it, parsed down to the fields the engine's
+/// read schema names ([`classify_wasm::schema`]), of every kind at once
+/// (the kind picks among them when it is projected; see `read.rs`).
+/// Everything else (a pod's env and volumes, `managedFields`, the other
+/// labels and annotations) is skipped by the parser without being built,
+/// and a field of the wrong type is skipped like an unknown one: the
 /// projection's "wrong types dropped". The watch loops deserialize their
 /// list and watch responses straight into it, so an object is parsed once
 /// and its projection written once ([`ApiObject::project`]).
@@ -245,130 +245,34 @@ pub enum Projected {
 /// so parsing text directly and parsing a `Value` of it agree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ApiObject {
-    /// The `apiVersion` written in the object (the state directory's
-    /// projections say which version they were read at).
-    api_version: Option<String>,
-    meta: Meta,
-    spec: Spec,
-    status: Status,
+    fields: Fields,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Meta {
-    name: Option<String>,
-    namespace: Option<String>,
-    uid: Option<String>,
-    resource_version: Option<String>,
-    creation_timestamp: Option<String>,
-    deletion_timestamp: Option<String>,
-    /// The kept labels: key to string value.
-    labels: BTreeMap<&'static str, String>,
-    annotations: BTreeMap<&'static str, String>,
-    /// Present when `ownerReferences` is an array; its object entries.
-    owners: Option<Vec<Owner>>,
-}
+/// What the server keeps of a Namespace: only that it exists.
+pub(super) const NAMESPACE: &[schema::Field] = &[schema::Field {
+    name: "metadata",
+    shape: schema::Shape::Object(&[
+        schema::Field {
+            name: "name",
+            shape: schema::Shape::String,
+            presence: schema::Presence::Given,
+        },
+        schema::Field {
+            name: "uid",
+            shape: schema::Shape::String,
+            presence: schema::Presence::Given,
+        },
+    ]),
+    presence: schema::Presence::Always,
+}];
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Owner {
-    kind: Option<String>,
-    name: Option<String>,
-    uid: Option<String>,
-    controller: Option<bool>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Spec {
-    /// TrainJob.
-    suspend: Option<bool>,
-    /// Workload.
-    active: Option<bool>,
-    /// Pod.
-    node_name: Option<String>,
-    /// Pod: the gates' names (`None`: a gate without a string name).
-    scheduling_gates: Option<Vec<Named>>,
-    /// Workload, for the queue facts.
-    queue_name: Option<String>,
-    priority: Option<Integer>,
-    pod_sets: Option<QueueTree>,
-    /// LocalQueue.
-    cluster_queue: Option<String>,
-    /// LocalQueue and ClusterQueue.
-    stop_policy: Option<String>,
-    /// ClusterQueue (`cohort` in v1beta1, `cohortName` in v1beta2).
-    cohort: Option<String>,
-    cohort_name: Option<String>,
-    queueing_strategy: Option<String>,
-    resource_groups: Option<QueueTree>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Named {
-    name: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Status {
-    /// TrainJob, Workload, Node, Pod.
-    conditions: Option<Vec<Condition>>,
-    /// JobSet.
-    restarts: Option<Integer>,
-    /// Workload.
-    admission_checks: Option<Vec<AdmissionCheck>>,
-    /// Pod.
-    phase: Option<String>,
-    /// Pod: the first entry of `containerStatuses` named `node`.
-    node_container: Option<ContainerStatus>,
-    /// Workload, for the queue facts.
-    admission: Option<QueueTree>,
-    /// LocalQueue and ClusterQueue.
-    pending_workloads: Option<Integer>,
-    reserving_workloads: Option<Integer>,
-    admitted_workloads: Option<Integer>,
-    flavors_reservation: Option<QueueTree>,
-    flavors_usage: Option<QueueTree>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Condition {
-    type_: Option<String>,
-    status: Option<String>,
-    reason: Option<String>,
-    message: Option<String>,
-    last_transition_time: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct AdmissionCheck {
-    name: Option<String>,
-    state: Option<String>,
-    message: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct ContainerStatus {
-    name: Option<String>,
-    state: Option<ContainerState>,
-    last_state: Option<ContainerState>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct ContainerState {
-    terminated: Option<Terminated>,
-    waiting: Option<Waiting>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Terminated {
-    exit_code: Option<Integer>,
-    finished_at: Option<String>,
-    message: Option<String>,
-    reason: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Waiting {
-    message: Option<String>,
-    reason: Option<String>,
+/// What is written of an object of `kind` below its `apiVersion` and
+/// `kind`: the engine's schema of it, or the server's Namespace.
+fn schema_of(kind: ObjectKind) -> &'static [schema::Field] {
+    match kind {
+        ObjectKind::Namespace => NAMESPACE,
+        kind => schema::of_kind(kind.name()).unwrap_or(&[]),
+    }
 }
 
 /// A JSON integer as `serde_json::Value` holds one (`u64`, or `i64` when
@@ -379,6 +283,15 @@ enum Integer {
     Signed(i64),
 }
 
+impl<'de> Deserialize<'de> for ApiObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = read::read_object(read::parse_tree(), deserializer)?;
+        Ok(ApiObject {
+            fields: fields.unwrap_or_default(),
+        })
+    }
+}
+
 impl ApiObject {
     /// Reads an object held as a `Value` (tests, the state directory).
     pub fn from_value(object: &Value) -> ApiObject {
@@ -387,225 +300,142 @@ impl ApiObject {
         ApiObject::deserialize(object).unwrap_or_default()
     }
 
+    fn string(&self, path: &[&str]) -> Option<&str> {
+        self.fields.string_at(read::parse_tree(), path)
+    }
+
     /// The object's own `apiVersion`, when it has one.
     pub fn api_version(&self) -> Option<&str> {
-        self.api_version.as_deref()
+        self.string(&["apiVersion"])
     }
 
     /// `metadata.resourceVersion`, where a watch resumes from.
     pub fn resource_version(&self) -> Option<&str> {
-        self.meta.resource_version.as_deref()
+        self.string(&["metadata", "resourceVersion"])
+    }
+
+    /// Whether the object carries the label `key` with a value.
+    fn has_label(&self, key: &str) -> bool {
+        match self.fields.at(read::parse_tree(), &["metadata", "labels"]) {
+            Some(Parsed::Strings(labels)) => labels.iter().any(|(k, v)| *k == key && !v.is_empty()),
+            _ => false,
+        }
     }
 
     /// The projection of this object read as `kind` at `api_version`.
     pub fn project(self, kind: ObjectKind, api_version: &str) -> Projected {
-        let has_label = |key: &str| self.meta.labels.get(key).is_some_and(|v| !v.is_empty());
-        let stored =
-            kind != ObjectKind::Pod || has_label(keys::JOB_ID) || has_label(keys::JOBSET_NAME);
+        let stored = kind != ObjectKind::Pod
+            || self.has_label(keys::JOB_ID)
+            || self.has_label(keys::JOBSET_NAME);
         let json: Arc<str> = if stored {
             self.write(kind, api_version).into()
         } else {
             "{}".into()
         };
-        let Meta {
-            name,
-            namespace,
-            uid,
-            mut labels,
-            owners,
-            ..
-        } = self.meta;
+        let text = |path: &[&str]| self.string(path).unwrap_or_default().to_string();
         let identity = StoredObject {
             kind,
             namespace: if kind.namespaced() {
-                namespace.unwrap_or_default()
+                text(&["metadata", "namespace"])
             } else {
                 String::new()
             },
-            name: name.unwrap_or_default(),
-            uid: uid.unwrap_or_default(),
+            name: text(&["metadata", "name"]),
+            uid: text(&["metadata", "uid"]),
             linking: LinkFields::default(),
             json,
         };
         if !stored {
             return Projected::NotStored(identity);
         }
-        if kind == ObjectKind::Namespace {
-            // Only its existence is kept: nothing of it links.
-            return Projected::Stored(identity);
-        }
-        let mut label = |key: &str| labels.remove(key).filter(|v| !v.is_empty());
-        let trainjob_owners: Vec<_> = owners
-            .into_iter()
-            .flatten()
-            .filter(|o| o.kind.as_deref() == Some("TrainJob"))
-            .collect();
+        // What links it is the engine's reading of the projection itself.
+        let linking = LinkedObject::of_json(&identity.json).fields;
         Projected::Stored(StoredObject {
-            linking: LinkFields {
-                job_id: label(keys::JOB_ID),
-                submission: label(keys::SUBMISSION),
-                jobset_name: label(keys::JOBSET_NAME),
-                job_uid: label(keys::JOB_UID),
-                trainjob_owned: !trainjob_owners.is_empty(),
-                trainjob_owners: trainjob_owners
-                    .into_iter()
-                    .filter_map(|o| o.uid)
-                    .filter(|uid| !uid.is_empty())
-                    .collect(),
-                node_name: self
-                    .spec
-                    .node_name
-                    .filter(|n| !n.is_empty() && kind == ObjectKind::Pod),
-            },
+            linking,
             ..identity
         })
     }
 
-    /// The projection's JSON text. Keys are written in sorted order, as a
-    /// `serde_json::Map` (a `BTreeMap`) writes them, so the text is the one
-    /// the server has always stored and sent.
+    /// The projection's JSON text: `apiVersion`, `kind`, then what the
+    /// kind's schema reads, in its order, which is the order a
+    /// `serde_json::Map` (a `BTreeMap`) writes keys in, so the text is the
+    /// one the server has always stored and sent.
     fn write(&self, kind: ObjectKind, api_version: &str) -> String {
         let mut out = String::with_capacity(512);
         let mut top = JsonObject::open(&mut out);
         top.string("apiVersion", Some(api_version));
         top.string("kind", Some(kind.name()));
-        let meta = &self.meta;
-        top.object("metadata", |m| {
-            if kind == ObjectKind::Namespace {
-                // Only its existence matters: no labels, no annotations.
-                m.string("name", meta.name.as_deref());
-                m.string("uid", meta.uid.as_deref());
-                return;
-            }
-            m.object_if_any("annotations", |a| write_strings(a, &meta.annotations));
-            m.string("creationTimestamp", meta.creation_timestamp.as_deref());
-            m.string("deletionTimestamp", meta.deletion_timestamp.as_deref());
-            m.object_if_any("labels", |l| write_strings(l, &meta.labels));
-            m.string("name", meta.name.as_deref());
-            m.string("namespace", meta.namespace.as_deref());
-            if let Some(owners) = &meta.owners {
-                m.array("ownerReferences", owners, |o, owner| {
-                    o.boolean("controller", owner.controller);
-                    o.string("kind", owner.kind.as_deref());
-                    o.string("name", owner.name.as_deref());
-                    o.string("uid", owner.uid.as_deref());
-                });
-            }
-            m.string("uid", meta.uid.as_deref());
-        });
-        let (spec, status) = (&self.spec, &self.status);
-        top.object_if_any("spec", |s| match kind {
-            ObjectKind::TrainJob => s.boolean("suspend", spec.suspend),
-            ObjectKind::Workload => {
-                s.boolean("active", spec.active);
-                s.tree("podSets", spec.pod_sets.as_ref());
-                s.integer("priority", spec.priority);
-                s.string("queueName", spec.queue_name.as_deref());
-            }
-            ObjectKind::LocalQueue => {
-                s.string("clusterQueue", spec.cluster_queue.as_deref());
-                s.string("stopPolicy", spec.stop_policy.as_deref());
-            }
-            ObjectKind::ClusterQueue => {
-                s.string("cohort", spec.cohort.as_deref());
-                s.string("cohortName", spec.cohort_name.as_deref());
-                s.string("queueingStrategy", spec.queueing_strategy.as_deref());
-                s.tree("resourceGroups", spec.resource_groups.as_ref());
-                s.string("stopPolicy", spec.stop_policy.as_deref());
-            }
-            ObjectKind::Pod => {
-                s.string("nodeName", spec.node_name.as_deref());
-                if let Some(gates) = &spec.scheduling_gates {
-                    s.array("schedulingGates", gates, |g, gate| {
-                        g.string("name", gate.name.as_deref())
-                    });
-                }
-            }
-            _ => {}
-        });
-        top.object_if_any("status", |s| match kind {
-            ObjectKind::TrainJob | ObjectKind::Node => write_conditions(s, status),
-            ObjectKind::JobSet => s.integer("restarts", status.restarts),
-            ObjectKind::Workload => {
-                s.tree("admission", status.admission.as_ref());
-                if let Some(checks) = &status.admission_checks {
-                    s.array("admissionChecks", checks, |c, check| {
-                        c.string("message", check.message.as_deref());
-                        c.string("name", check.name.as_deref());
-                        c.string("state", check.state.as_deref());
-                    });
-                }
-                write_conditions(s, status);
-            }
-            ObjectKind::Pod => {
-                write_conditions(s, status);
-                if let Some(container) = &status.node_container {
-                    s.array("containerStatuses", [container], write_node_container);
-                }
-                s.string("phase", status.phase.as_deref());
-            }
-            ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
-                s.integer("admittedWorkloads", status.admitted_workloads);
-                write_conditions(s, status);
-                s.tree("flavorsReservation", status.flavors_reservation.as_ref());
-                s.tree("flavorsUsage", status.flavors_usage.as_ref());
-                s.integer("pendingWorkloads", status.pending_workloads);
-                s.integer("reservingWorkloads", status.reserving_workloads);
-            }
-            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
-        });
+        write_fields(&mut top, schema_of(kind), read::parse_tree(), &self.fields);
         top.close();
         out
     }
 }
 
-fn write_strings(out: &mut JsonObject<'_>, strings: &BTreeMap<&'static str, String>) {
-    for (key, value) in strings {
-        out.string(key, Some(value));
-    }
-}
-
-fn write_conditions(out: &mut JsonObject<'_>, status: &Status) {
-    if let Some(conditions) = &status.conditions {
-        out.array("conditions", conditions, |c, condition| {
-            c.string(
-                "lastTransitionTime",
-                condition.last_transition_time.as_deref(),
-            );
-            c.string("message", condition.message.as_deref());
-            c.string("reason", condition.reason.as_deref());
-            c.string("status", condition.status.as_deref());
-            c.string("type", condition.type_.as_deref());
-        });
-    }
-}
-
-fn write_node_container(out: &mut JsonObject<'_>, container: &ContainerStatus) {
-    let terminated = |out: &mut JsonObject<'_>, state: &ContainerState| {
-        if let Some(t) = &state.terminated {
-            out.object("terminated", |t_out| {
-                t_out.integer("exitCode", t.exit_code);
-                t_out.string("finishedAt", t.finished_at.as_deref());
-                t_out.string("message", t.message.as_deref());
-                t_out.string("reason", t.reason.as_deref());
-            });
-        }
-    };
-    if let Some(last) = &container.last_state {
-        // Of the last state only how it ended is read.
-        out.object("lastState", |l| terminated(l, last));
-    }
-    out.string("name", container.name.as_deref());
-    if let Some(state) = &container.state {
-        out.object("state", |s| {
-            terminated(s, state);
-            if let Some(w) = &state.waiting {
-                s.object("waiting", |w_out| {
-                    w_out.string("message", w.message.as_deref());
-                    w_out.string("reason", w.reason.as_deref());
-                });
+/// Writes the fields of `schema` that `fields` holds (read against
+/// `node`), each as its [`schema::Presence`] says.
+fn write_fields(
+    out: &mut JsonObject<'_>,
+    schema: &[schema::Field],
+    node: &ParseNode,
+    fields: &Fields,
+) {
+    use schema::{Presence, Shape};
+    for field in schema {
+        let Some(at) = node.index_of(field.name) else {
+            continue;
+        };
+        let value = fields.get(at);
+        let inner = node.child(at);
+        match (field.shape, value) {
+            (Shape::String, Some(Parsed::String(s))) => out.string(field.name, Some(s)),
+            (Shape::Bool, Some(Parsed::Bool(b))) => out.boolean(field.name, Some(*b)),
+            (Shape::Integer, Some(Parsed::Integer(n))) => out.integer(field.name, Some(*n)),
+            (Shape::QueueTree, Some(Parsed::Tree(tree))) => out.tree(field.name, Some(tree)),
+            (Shape::Object(below), value) => {
+                let (Some(inner), object) = (inner, value) else {
+                    continue;
+                };
+                let empty = Fields::default();
+                let object = match object {
+                    Some(Parsed::Object(object)) => object,
+                    _ if field.presence == Presence::Always => &empty,
+                    _ => continue,
+                };
+                let fill = |o: &mut JsonObject<'_>| write_fields(o, below, inner, object);
+                match field.presence {
+                    Presence::NonEmpty => out.object_if_any(field.name, fill),
+                    Presence::Given | Presence::Always => out.object(field.name, fill),
+                }
             }
-        });
+            (Shape::Objects(below), Some(Parsed::Objects(list))) => {
+                if let Some(inner) = inner {
+                    out.array(field.name, list, |o, element| {
+                        write_fields(o, below, inner, element)
+                    });
+                }
+            }
+            (Shape::FirstNamed(_, below), Some(Parsed::Object(element))) => {
+                if let Some(inner) = inner {
+                    out.array(field.name, [element], |o, element| {
+                        write_fields(o, below, inner, element)
+                    });
+                }
+            }
+            (Shape::Strings(_), Some(Parsed::Strings(strings))) => {
+                let mut sorted: Vec<&(&str, String)> = strings.iter().collect();
+                sorted.sort_unstable_by_key(|(key, _)| *key);
+                let fill = |o: &mut JsonObject<'_>| {
+                    for (key, value) in sorted {
+                        o.string(key, Some(value));
+                    }
+                };
+                match field.presence {
+                    Presence::NonEmpty => out.object_if_any(field.name, fill),
+                    Presence::Given | Presence::Always => out.object(field.name, fill),
+                }
+            }
+            _ => {}
+        }
     }
 }
 

@@ -1,0 +1,397 @@
+//! Parsing an object down to what the engine's read schema
+//! ([`classify_wasm::schema`]) names, of every kind at once.
+//!
+//! The watch loops parse an object before they know its kind (a list's
+//! items carry none), so the tree parsed against is the union of every
+//! kind's schema ([`parse_tree`]), with the two fields the server itself
+//! needs: `apiVersion` and `metadata.resourceVersion`. The kind picks what
+//! is written ([`super::ApiObject::project`]).
+//!
+//! Leniency is the schema's: a value of another type than its field's is
+//! skipped (a map or an array is read through, not built), so a wrong type
+//! never fails the object; of a key given twice the last wins, as in a
+//! `serde_json::Value`, a wrong-typed last one removing the first.
+
+use std::sync::OnceLock;
+
+use classify_wasm::schema::{self, Field, Shape};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use super::lenient::Maybe;
+use super::queue::QueueTree;
+use super::Integer;
+
+/// The fields of an object the parse reads, each with what is read of it.
+#[derive(Debug, Default)]
+pub(super) struct ParseNode {
+    fields: Vec<(&'static str, ParseShape)>,
+}
+
+#[derive(Debug)]
+enum ParseShape {
+    String,
+    Bool,
+    Integer,
+    Object(ParseNode),
+    Objects(ParseNode),
+    FirstNamed(&'static str, ParseNode),
+    Strings(&'static [&'static str]),
+    QueueTree,
+}
+
+impl ParseNode {
+    /// The place of the field `name` among this node's fields.
+    pub(super) fn index_of(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|(n, _)| *n == name)
+    }
+
+    /// The node read inside the field at `index` (an object's, or each
+    /// element's of a list).
+    pub(super) fn child(&self, index: usize) -> Option<&ParseNode> {
+        match self.fields.get(index).map(|(_, shape)| shape) {
+            Some(
+                ParseShape::Object(node)
+                | ParseShape::Objects(node)
+                | ParseShape::FirstNamed(_, node),
+            ) => Some(node),
+            _ => None,
+        }
+    }
+
+    /// Adds `fields` to this node: a field not here yet is added, an
+    /// object's fields are merged into the one here.
+    fn merge(&mut self, fields: &'static [Field]) {
+        for field in fields {
+            match self.index_of(field.name) {
+                None => self.fields.push((field.name, ParseShape::of(field.shape))),
+                Some(at) => {
+                    if let Some(node) = self.fields.get_mut(at).and_then(|(_, s)| s.node_mut()) {
+                        node.merge(schema::inner(field.shape));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ParseShape {
+    fn of(shape: Shape) -> ParseShape {
+        let node = |fields: &'static [Field]| {
+            let mut node = ParseNode::default();
+            node.merge(fields);
+            node
+        };
+        match shape {
+            Shape::String => ParseShape::String,
+            Shape::Bool => ParseShape::Bool,
+            Shape::Integer => ParseShape::Integer,
+            Shape::Object(fields) => ParseShape::Object(node(fields)),
+            Shape::Objects(fields) => ParseShape::Objects(node(fields)),
+            Shape::FirstNamed(name, fields) => ParseShape::FirstNamed(name, node(fields)),
+            Shape::Strings(keys) => ParseShape::Strings(keys),
+            Shape::QueueTree => ParseShape::QueueTree,
+        }
+    }
+
+    fn node_mut(&mut self) -> Option<&mut ParseNode> {
+        match self {
+            ParseShape::Object(node)
+            | ParseShape::Objects(node)
+            | ParseShape::FirstNamed(_, node) => Some(node),
+            _ => None,
+        }
+    }
+}
+
+/// What the server reads of an object besides the engine's schema.
+const SERVER_FIELDS: &[Field] = &[
+    Field {
+        name: "apiVersion",
+        shape: Shape::String,
+        presence: schema::Presence::Given,
+    },
+    Field {
+        name: "metadata",
+        shape: Shape::Object(&[Field {
+            name: "resourceVersion",
+            shape: Shape::String,
+            presence: schema::Presence::Given,
+        }]),
+        presence: schema::Presence::Given,
+    },
+];
+
+/// The tree every object is parsed against: every kind's schema, the
+/// server's own Namespace, and [`SERVER_FIELDS`].
+pub(super) fn parse_tree() -> &'static ParseNode {
+    static TREE: OnceLock<ParseNode> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let mut root = ParseNode::default();
+        for (_, fields) in schema::KINDS {
+            root.merge(fields);
+        }
+        root.merge(super::NAMESPACE);
+        root.merge(SERVER_FIELDS);
+        root
+    })
+}
+
+/// A value read: of the type its field wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Parsed {
+    String(String),
+    Bool(bool),
+    Integer(Integer),
+    Object(Fields),
+    Objects(Vec<Fields>),
+    /// The kept keys of a labels or annotations map, with their values.
+    Strings(Vec<(&'static str, String)>),
+    Tree(QueueTree),
+}
+
+/// The fields read of one object, by their place in its [`ParseNode`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Fields(Vec<(usize, Parsed)>);
+
+impl Fields {
+    /// The value of the field at `index`, if read.
+    pub(super) fn get(&self, index: usize) -> Option<&Parsed> {
+        self.0.iter().find(|(i, _)| *i == index).map(|(_, v)| v)
+    }
+
+    /// Sets a field as a later key does: replaced, or removed when the
+    /// later value was not of the field's type.
+    fn set(&mut self, index: usize, value: Option<Parsed>) {
+        self.0.retain(|(i, _)| *i != index);
+        if let Some(value) = value {
+            self.0.push((index, value));
+        }
+    }
+
+    /// The string at `path` below these fields, read against `node`.
+    pub(super) fn string_at(&self, node: &ParseNode, path: &[&str]) -> Option<&str> {
+        match self.at(node, path)? {
+            Parsed::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value at `path` below these fields, read against `node`.
+    pub(super) fn at(&self, node: &ParseNode, path: &[&str]) -> Option<&Parsed> {
+        let (first, rest) = path.split_first()?;
+        let index = node.index_of(first)?;
+        let value = self.get(index)?;
+        if rest.is_empty() {
+            return Some(value);
+        }
+        match value {
+            Parsed::Object(fields) => fields.at(node.child(index)?, rest),
+            _ => None,
+        }
+    }
+}
+
+/// Reads an object against `node`; `None` when it is not an object.
+pub(super) fn read_object<'de, D: Deserializer<'de>>(
+    node: &ParseNode,
+    deserializer: D,
+) -> Result<Option<Fields>, D::Error> {
+    let read = ShapeSeed(Want::Object(node)).deserialize(deserializer)?;
+    Ok(match read {
+        Some(Parsed::Object(fields)) => Some(fields),
+        _ => None,
+    })
+}
+
+/// What is wanted of a value.
+#[derive(Clone, Copy)]
+enum Want<'n> {
+    String,
+    Bool,
+    Integer,
+    Object(&'n ParseNode),
+    Objects(&'n ParseNode),
+    FirstNamed(&'static str, &'n ParseNode),
+    Strings(&'static [&'static str]),
+    QueueTree,
+}
+
+impl<'n> Want<'n> {
+    fn of(shape: &'n ParseShape) -> Want<'n> {
+        match shape {
+            ParseShape::String => Want::String,
+            ParseShape::Bool => Want::Bool,
+            ParseShape::Integer => Want::Integer,
+            ParseShape::Object(node) => Want::Object(node),
+            ParseShape::Objects(node) => Want::Objects(node),
+            ParseShape::FirstNamed(name, node) => Want::FirstNamed(name, node),
+            ParseShape::Strings(keys) => Want::Strings(keys),
+            ParseShape::QueueTree => Want::QueueTree,
+        }
+    }
+}
+
+/// Reads one value as wanted: `None` when it has another type.
+struct ShapeSeed<'n>(Want<'n>);
+
+impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
+    type Value = Option<Parsed>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        match self.0 {
+            // Leaves and queue trees read as the lenient readers read them.
+            Want::String => Ok(Maybe::<String>::deserialize(d)?.0.map(Parsed::String)),
+            Want::Bool => Ok(Maybe::<bool>::deserialize(d)?.0.map(Parsed::Bool)),
+            Want::Integer => Ok(Maybe::<Integer>::deserialize(d)?.0.map(Parsed::Integer)),
+            Want::QueueTree => Ok(Maybe::<QueueTree>::deserialize(d)?.0.map(Parsed::Tree)),
+            want => d.deserialize_any(ShapeVisitor(want)),
+        }
+    }
+}
+
+/// A map key: the place of the wanted field it is, if any.
+struct KeySeed<'n>(&'n ParseNode);
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = Option<usize>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = Option<usize>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.index_of(key))
+    }
+}
+
+/// A labels or annotations key: which of the kept ones it is, if any.
+struct KeptKeySeed(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeptKeySeed {
+    type Value = Option<&'static str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeptKeySeed {
+    type Value = Option<&'static str>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a label or annotation key")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().copied().find(|kept| *kept == key))
+    }
+}
+
+/// Reads an object, an array or a map of strings as wanted; any other
+/// value (or a wanted one of another type) reads as `None`.
+struct ShapeVisitor<'n>(Want<'n>);
+
+impl<'de> Visitor<'de> for ShapeVisitor<'_> {
+    type Value = Option<Parsed>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (node, named) = match self.0 {
+            Want::Objects(node) => (node, None),
+            Want::FirstNamed(name, node) => (node, Some(name)),
+            _ => {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                return Ok(None);
+            }
+        };
+        let mut kept = Vec::new();
+        while let Some(element) = seq.next_element_seed(ShapeSeed(Want::Object(node)))? {
+            if let Some(Parsed::Object(fields)) = element {
+                kept.push(fields);
+            }
+        }
+        Ok(match named {
+            None => Some(Parsed::Objects(kept)),
+            Some(name) => kept
+                .into_iter()
+                .find(|fields| fields.string_at(node, &["name"]) == Some(name))
+                .map(Parsed::Object),
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        match self.0 {
+            Want::Object(node) => {
+                let mut fields = Fields::default();
+                while let Some(key) = map.next_key_seed(KeySeed(node))? {
+                    match key.and_then(|at| Some((at, node.fields.get(at)?))) {
+                        Some((at, (_, shape))) => {
+                            let value = map.next_value_seed(ShapeSeed(Want::of(shape)))?;
+                            fields.set(at, value);
+                        }
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(Parsed::Object(fields)))
+            }
+            Want::Strings(keys) => {
+                let mut strings: Vec<(&'static str, String)> = Vec::new();
+                while let Some(key) = map.next_key_seed(KeptKeySeed(keys))? {
+                    match key {
+                        Some(key) => {
+                            let value = map.next_value::<Maybe<String>>()?.0;
+                            strings.retain(|(k, _)| *k != key);
+                            strings.extend(value.map(|v| (key, v)));
+                        }
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(Parsed::Strings(strings)))
+            }
+            _ => {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+    }
+}
