@@ -132,7 +132,42 @@ pub struct LinkFields {
     pub node_name: Option<String>,
 }
 
+/// A non-empty text (section 1: an empty string is absent).
+fn present(text: Option<&str>) -> Option<&str> {
+    text.filter(|t| !t.is_empty())
+}
+
 impl LinkFields {
+    /// Reads the link fields of an object from what its reader found:
+    /// `label` gives a label's string value, `owners` each owner
+    /// reference's `kind` and `uid` (where they are strings), `node_name`
+    /// the string `spec.nodeName`. Which labels and owners link, and that
+    /// an empty string is absent, are decided here, for every reader.
+    pub fn of<'v>(
+        label: impl Fn(&str) -> Option<&'v str>,
+        owners: impl IntoIterator<Item = (Option<&'v str>, Option<&'v str>)>,
+        node_name: Option<&'v str>,
+    ) -> LinkFields {
+        let label = |key: &str| present(label(key)).map(str::to_string);
+        let mut trainjob_owned = false;
+        let mut trainjob_owners = Vec::new();
+        for (kind, uid) in owners {
+            if kind == Some("TrainJob") {
+                trainjob_owned = true;
+                trainjob_owners.extend(present(uid).map(str::to_string));
+            }
+        }
+        LinkFields {
+            job_id: label(keys::JOB_ID),
+            submission: label(keys::SUBMISSION),
+            jobset_name: label(keys::JOBSET_NAME),
+            job_uid: label(keys::JOB_UID),
+            trainjob_owners,
+            trainjob_owned,
+            node_name: present(node_name).map(str::to_string),
+        }
+    }
+
     /// Bytes its strings hold, for stores that bound their memory.
     pub fn heap_bytes(&self) -> usize {
         let labels = [
@@ -237,32 +272,32 @@ fn text(value: Option<&Value>) -> Option<&str> {
 
 impl LinkedObject {
     fn of_parts(parts: Parts<'_>) -> LinkedObject {
-        let label = |key: &str| text(parts.labels.and_then(|l| l.get(key))).map(str::to_string);
-        let owners: Vec<&Value> = parts
+        let owners = parts
             .owner_references
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("TrainJob"))
-            .collect();
+            .map(|o| {
+                (
+                    o.get("kind").and_then(Value::as_str),
+                    o.get("uid").and_then(Value::as_str),
+                )
+            });
         LinkedObject {
             kind: parts.kind.and_then(Value::as_str).unwrap_or("").to_string(),
             namespace: text(parts.namespace).unwrap_or("").to_string(),
             name: text(parts.name).unwrap_or("").to_string(),
             uid: text(parts.uid).unwrap_or("").to_string(),
-            fields: LinkFields {
-                job_id: label(keys::JOB_ID),
-                submission: label(keys::SUBMISSION),
-                jobset_name: label(keys::JOBSET_NAME),
-                job_uid: label(keys::JOB_UID),
-                trainjob_owned: !owners.is_empty(),
-                trainjob_owners: owners
-                    .iter()
-                    .filter_map(|o| text(o.get("uid")))
-                    .map(str::to_string)
-                    .collect(),
-                node_name: text(parts.node_name).map(str::to_string),
-            },
+            fields: LinkFields::of(
+                |key| {
+                    parts
+                        .labels
+                        .and_then(|l| l.get(key))
+                        .and_then(Value::as_str)
+                },
+                owners,
+                parts.node_name.and_then(Value::as_str),
+            ),
         }
     }
 

@@ -271,6 +271,21 @@ pub fn of_kind(kind: &str) -> Option<&'static [Field]> {
     KINDS.iter().find(|(k, _)| *k == kind).map(|(_, f)| *f)
 }
 
+/// Whether `fields` read the field at `path` (through objects).
+pub fn keeps(fields: &[Field], path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    match fields.iter().find(|f| f.name == *first) {
+        Some(_) if rest.is_empty() => true,
+        Some(Field {
+            shape: Shape::Object(inner),
+            ..
+        }) => keeps(inner, rest),
+        _ => false,
+    }
+}
+
 /// The fields inside a field (an object's, or each element's of a list);
 /// none for a leaf.
 pub fn inner(shape: Shape) -> &'static [Field] {
@@ -334,6 +349,10 @@ mod tests {
         assert_eq!(snapshot_kinds, READ_KINDS.to_vec());
         assert_eq!(of_kind("Pod"), Some(POD));
         assert_eq!(of_kind("Deployment"), None);
+        assert!(keeps(POD, &["spec", "nodeName"]));
+        assert!(!keeps(NODE, &["spec", "nodeName"]));
+        assert!(!keeps(POD, &["spec", "containers"]));
+        assert!(!keeps(POD, &[]));
     }
 
     /// Every key the schema names outside the queue trees is one the JSON

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use classify_wasm::{keys, schema, write_json_string, LinkFields, LinkedObject};
+use classify_wasm::{keys, schema, write_json_string, LinkFields};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -348,12 +348,43 @@ impl ApiObject {
         if !stored {
             return Projected::NotStored(identity);
         }
-        // What links it is the engine's reading of the projection itself.
-        let linking = LinkedObject::of_json(&identity.json).fields;
         Projected::Stored(StoredObject {
-            linking,
+            linking: self.linking(kind),
             ..identity
         })
+    }
+
+    /// What the engine links the object by ([`LinkFields::of`] decides
+    /// which labels and owners count), read from what its projection
+    /// keeps (the kind's schema): its labels, owner references and
+    /// `spec.nodeName` (a Pod's; a Namespace keeps none of them).
+    fn linking(&self, kind: ObjectKind) -> LinkFields {
+        let tree = read::parse_tree();
+        let kept = |path: &[&str]| schema::keeps(schema_of(kind), path);
+        let labels = match self.fields.at(tree, &["metadata", "labels"]) {
+            Some(Parsed::Strings(labels)) if kept(&["metadata", "labels"]) => labels.as_slice(),
+            _ => &[],
+        };
+        let label = |key: &str| {
+            labels
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        let owners = self
+            .fields
+            .objects_at(tree, &["metadata", "ownerReferences"])
+            .filter(|_| kept(&["metadata", "ownerReferences"]))
+            .into_iter()
+            .flat_map(|(node, owners)| {
+                owners
+                    .iter()
+                    .map(move |o| (o.string_at(node, &["kind"]), o.string_at(node, &["uid"])))
+            });
+        let node_name = self
+            .string(&["spec", "nodeName"])
+            .filter(|_| kept(&["spec", "nodeName"]));
+        LinkFields::of(label, owners, node_name)
     }
 
     /// The projection's JSON text: `apiVersion`, `kind`, then what the

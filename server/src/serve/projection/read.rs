@@ -59,6 +59,12 @@ impl ParseNode {
         }
     }
 
+    /// The node read inside the object at `path` below this one.
+    fn node_at(&self, path: &[&str]) -> Option<&ParseNode> {
+        path.iter()
+            .try_fold(self, |node, name| node.child(node.index_of(name)?))
+    }
+
     /// Adds `fields` to this node: a field not here yet is added, an
     /// object's fields are merged into the one here.
     fn merge(&mut self, fields: &'static [Field]) {
@@ -173,6 +179,28 @@ impl Fields {
     pub(super) fn string_at(&self, node: &ParseNode, path: &[&str]) -> Option<&str> {
         match self.at(node, path)? {
             Parsed::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The elements of the list at `path` below these fields, with the
+    /// node each was read against.
+    pub(super) fn objects_at<'s, 'n>(
+        &'s self,
+        node: &'n ParseNode,
+        path: &[&str],
+    ) -> Option<(&'n ParseNode, &'s [Fields])> {
+        let (last, parent) = path.split_last()?;
+        let (node, fields) = match parent {
+            [] => (node, self),
+            _ => match self.at(node, parent)? {
+                Parsed::Object(fields) => (node.node_at(parent)?, fields),
+                _ => return None,
+            },
+        };
+        let index = node.index_of(last)?;
+        match fields.get(index)? {
+            Parsed::Objects(list) => Some((node.child(index)?, list)),
             _ => None,
         }
     }
