@@ -217,19 +217,20 @@ fn kinds_parse_from_urls() {
     assert_eq!(ObjectKind::Pod.version(), "v1");
 }
 
-/// The projection as it was written before objects were parsed straight
-/// into [`ApiObject`]: a `serde_json::Map` built from a `Value` and
-/// printed. Kept here, verbatim, as the reference the new one must match
-/// byte for byte.
-mod legacy {
-    use super::super::{ObjectKind, StoredObject};
-    use classify_wasm::fields::{self, ANNOTATIONS_READ, LABELS_READ};
+/// The projection as the engine's read schema defines it, computed the
+/// plainest way: the schema walked over a `serde_json::Value`, a
+/// `serde_json::Map` built and printed. The parser and writer the watch
+/// loops use must match it byte for byte. Both follow the schema, so a
+/// field added there changes both alike; what this pins is the schema's
+/// meaning (types, presence, duplicates, the queue trees).
+mod reference {
+    use super::super::{schema_of, ObjectKind, StoredObject};
+    use classify_wasm::fields;
+    use classify_wasm::schema::{Field, Presence, Shape};
     use classify_wasm::LinkedObject;
     use serde_json::{Map, Value};
     use std::sync::Arc;
 
-    /// [`project`] for an object read at `api_version` (the version watched,
-    /// which discovery chose; the engine reads a kind the same in each).
     pub(super) fn project_at(
         kind: ObjectKind,
         api_version: &str,
@@ -238,97 +239,9 @@ mod legacy {
         let mut out = Map::new();
         out.insert("apiVersion".into(), Value::from(api_version));
         out.insert("kind".into(), Value::from(kind.name()));
-        let meta = object.get("metadata").unwrap_or(&Value::Null);
-        let meta_out = if kind == ObjectKind::Namespace {
-            // Only its existence matters: no labels, no annotations.
-            pick_strings(meta, &["name", "uid"])
-        } else {
-            project_metadata(meta)
-        };
-        out.insert("metadata".into(), Value::Object(meta_out));
-        let spec = object.get("spec").unwrap_or(&Value::Null);
-        let status = object.get("status").unwrap_or(&Value::Null);
-        let mut spec_out = Map::new();
-        let mut status_out = Map::new();
-        match kind {
-            ObjectKind::TrainJob => {
-                copy_bool(spec, "suspend", &mut spec_out);
-                copy_conditions(status, &mut status_out);
-            }
-            ObjectKind::JobSet => copy_integer(status, "restarts", &mut status_out),
-            ObjectKind::Workload => {
-                copy_bool(spec, "active", &mut spec_out);
-                copy_tree(spec, "podSets", &mut spec_out);
-                copy_integer(spec, "priority", &mut spec_out);
-                copy_string(spec, "queueName", &mut spec_out);
-                copy_tree(status, "admission", &mut status_out);
-                copy_conditions(status, &mut status_out);
-                if let Some(checks) = status.get("admissionChecks").and_then(Value::as_array) {
-                    let checks = checks
-                        .iter()
-                        .filter(|c| c.is_object())
-                        .map(|c| Value::Object(pick_strings(c, &["name", "state", "message"])))
-                        .collect();
-                    status_out.insert("admissionChecks".into(), Value::Array(checks));
-                }
-            }
-            ObjectKind::LocalQueue | ObjectKind::ClusterQueue => {
-                if kind == ObjectKind::LocalQueue {
-                    copy_string(spec, "clusterQueue", &mut spec_out);
-                } else {
-                    copy_string(spec, "cohort", &mut spec_out);
-                    copy_string(spec, "cohortName", &mut spec_out);
-                    copy_string(spec, "queueingStrategy", &mut spec_out);
-                    copy_tree(spec, "resourceGroups", &mut spec_out);
-                }
-                copy_string(spec, "stopPolicy", &mut spec_out);
-                for key in [
-                    "admittedWorkloads",
-                    "pendingWorkloads",
-                    "reservingWorkloads",
-                ] {
-                    copy_integer(status, key, &mut status_out);
-                }
-                copy_tree(status, "flavorsReservation", &mut status_out);
-                copy_tree(status, "flavorsUsage", &mut status_out);
-                copy_conditions(status, &mut status_out);
-            }
-            ObjectKind::TrainingRuntime | ObjectKind::Namespace => {}
-            ObjectKind::Node => copy_conditions(status, &mut status_out),
-            ObjectKind::Pod => {
-                copy_string(spec, "nodeName", &mut spec_out);
-                if let Some(gates) = spec.get("schedulingGates").and_then(Value::as_array) {
-                    let gates = gates
-                        .iter()
-                        .filter(|g| g.is_object())
-                        .map(|g| Value::Object(pick_strings(g, &["name"])))
-                        .collect();
-                    spec_out.insert("schedulingGates".into(), Value::Array(gates));
-                }
-                copy_string(status, "phase", &mut status_out);
-                copy_conditions(status, &mut status_out);
-                let node_container = status
-                    .get("containerStatuses")
-                    .and_then(Value::as_array)
-                    .and_then(|all| {
-                        all.iter()
-                            .find(|c| c.get("name").and_then(Value::as_str) == Some("node"))
-                    });
-                if let Some(container) = node_container {
-                    status_out.insert(
-                        "containerStatuses".into(),
-                        Value::Array(vec![project_node_container(container)]),
-                    );
-                }
-            }
-        }
-        if !spec_out.is_empty() {
-            out.insert("spec".into(), Value::Object(spec_out));
-        }
-        if !status_out.is_empty() {
-            out.insert("status".into(), Value::Object(status_out));
-        }
+        write(schema_of(kind), object, &mut out);
         let json: Arc<str> = Value::Object(out).to_string().into();
+        let meta = object.get("metadata").unwrap_or(&Value::Null);
         let meta_str = |key: &str| {
             meta.get(key)
                 .and_then(Value::as_str)
@@ -358,120 +271,65 @@ mod legacy {
         Some(stored)
     }
 
-    fn project_metadata(meta: &Value) -> Map<String, Value> {
-        let mut out = pick_strings(
-            meta,
-            &[
-                "name",
-                "namespace",
-                "uid",
-                "creationTimestamp",
-                "deletionTimestamp",
-            ],
-        );
-        for (field, kept) in [
-            ("labels", &LABELS_READ[..]),
-            ("annotations", &ANNOTATIONS_READ[..]),
-        ] {
-            let picked = pick_strings(meta.get(field).unwrap_or(&Value::Null), kept);
-            if !picked.is_empty() {
-                out.insert(field.into(), Value::Object(picked));
-            }
-        }
-        if let Some(owners) = meta.get("ownerReferences").and_then(Value::as_array) {
-            let owners: Vec<Value> = owners
-                .iter()
-                .filter(|o| o.is_object())
-                .map(|o| {
-                    let mut owner = pick_strings(o, &["kind", "name", "uid"]);
-                    copy_bool(o, "controller", &mut owner);
-                    Value::Object(owner)
-                })
-                .collect();
-            out.insert("ownerReferences".into(), Value::Array(owners));
-        }
-        out
-    }
-
-    fn project_node_container(container: &Value) -> Value {
-        let mut out = pick_strings(container, &["name"]);
-        let terminated = |state: &Value| {
-            state.get("terminated").filter(|t| t.is_object()).map(|t| {
-                let mut kept = pick_strings(t, &["reason", "message", "finishedAt"]);
-                copy_integer(t, "exitCode", &mut kept);
+    /// Writes the fields of `schema` that `from` has with their types.
+    fn write(schema: &[Field], from: &Value, out: &mut Map<String, Value>) {
+        for field in schema {
+            let value = from.get(field.name);
+            let object = |inner: &[Field], from: &Value| {
+                let mut kept = Map::new();
+                write(inner, from, &mut kept);
                 Value::Object(kept)
-            })
-        };
-        if let Some(state) = container.get("state").filter(|s| s.is_object()) {
-            let mut kept = Map::new();
-            if let Some(t) = terminated(state) {
-                kept.insert("terminated".into(), t);
+            };
+            let kept = match field.shape {
+                Shape::String => value.filter(|v| v.is_string()).cloned(),
+                Shape::Bool => value.filter(|v| v.is_boolean()).cloned(),
+                Shape::Integer => value.filter(|v| v.is_i64() || v.is_u64()).cloned(),
+                Shape::QueueTree => value.and_then(queue_tree),
+                Shape::Object(inner) => match value.filter(|v| v.is_object()) {
+                    Some(v) => Some(object(inner, v)),
+                    None if field.presence == Presence::Always => Some(Value::Object(Map::new())),
+                    None => None,
+                },
+                Shape::Objects(inner) => value.and_then(Value::as_array).map(|items| {
+                    Value::Array(
+                        items
+                            .iter()
+                            .filter(|e| e.is_object())
+                            .map(|e| object(inner, e))
+                            .collect(),
+                    )
+                }),
+                Shape::FirstNamed(name, inner) => value
+                    .and_then(Value::as_array)
+                    .and_then(|items| {
+                        items
+                            .iter()
+                            .find(|e| e.get("name").and_then(Value::as_str) == Some(name))
+                    })
+                    .map(|e| Value::Array(vec![object(inner, e)])),
+                Shape::Strings(keys) => value.filter(|v| v.is_object()).map(|v| {
+                    Value::Object(
+                        keys.iter()
+                            .filter_map(|k| {
+                                let s = v.get(*k).filter(|s| s.is_string())?;
+                                Some(((*k).to_string(), s.clone()))
+                            })
+                            .collect(),
+                    )
+                }),
+            };
+            match kept {
+                Some(Value::Object(m)) if m.is_empty() && field.presence == Presence::NonEmpty => {}
+                Some(kept) => {
+                    out.insert(field.name.into(), kept);
+                }
+                None => {}
             }
-            if let Some(w) = state.get("waiting").filter(|w| w.is_object()) {
-                kept.insert(
-                    "waiting".into(),
-                    Value::Object(pick_strings(w, &["reason", "message"])),
-                );
-            }
-            out.insert("state".into(), Value::Object(kept));
-        }
-        if let Some(last) = container.get("lastState").filter(|s| s.is_object()) {
-            let mut kept = Map::new();
-            if let Some(t) = terminated(last) {
-                kept.insert("terminated".into(), t);
-            }
-            out.insert("lastState".into(), Value::Object(kept));
-        }
-        Value::Object(out)
-    }
-
-    fn copy_conditions(status: &Value, out: &mut Map<String, Value>) {
-        if let Some(conditions) = status.get("conditions").and_then(Value::as_array) {
-            let kept = conditions
-                .iter()
-                .filter(|c| c.is_object())
-                .map(|c| {
-                    Value::Object(pick_strings(
-                        c,
-                        &["type", "status", "reason", "message", "lastTransitionTime"],
-                    ))
-                })
-                .collect();
-            out.insert("conditions".into(), Value::Array(kept));
-        }
-    }
-
-    /// The string-valued fields among `keys`; anything else is dropped.
-    fn pick_strings(from: &Value, keys: &[&str]) -> Map<String, Value> {
-        keys.iter()
-            .filter_map(|k| {
-                from.get(*k)
-                    .filter(|v| v.is_string())
-                    .map(|v| ((*k).to_string(), v.clone()))
-            })
-            .collect()
-    }
-
-    fn copy_string(from: &Value, key: &str, out: &mut Map<String, Value>) {
-        if let Some(v) = from.get(key).filter(|v| v.is_string()) {
-            out.insert(key.into(), v.clone());
-        }
-    }
-
-    fn copy_bool(from: &Value, key: &str, out: &mut Map<String, Value>) {
-        if let Some(v) = from.get(key).filter(|v| v.is_boolean()) {
-            out.insert(key.into(), v.clone());
         }
     }
 
     /// A queue tree: the keys the queue facts read, at every depth, and
     /// under a quantity map every string or integer entry.
-    fn copy_tree(from: &Value, key: &str, out: &mut Map<String, Value>) {
-        if let Some(v) = from.get(key).and_then(queue_tree) {
-            out.insert(key.into(), v);
-        }
-    }
-
     fn queue_tree(v: &Value) -> Option<Value> {
         match v {
             Value::Object(map) => Some(Value::Object(
@@ -505,17 +363,11 @@ mod legacy {
                 .collect(),
         ))
     }
-
-    fn copy_integer(from: &Value, key: &str, out: &mut Map<String, Value>) {
-        if let Some(v) = from.get(key).filter(|v| v.is_i64() || v.is_u64()) {
-            out.insert(key.into(), v.clone());
-        }
-    }
 }
 
 mod equivalence {
     use super::super::*;
-    use super::legacy;
+    use super::reference;
     use emulator::scenario::objects::{self, JobRef, PodRef};
     use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
     use serde_json::{json, Value};
@@ -732,9 +584,10 @@ mod equivalence {
     }
 
     /// The projection of `object` parsed from `text` (as a watch parses
-    /// it) and from its `Value`, both checked against the old code.
+    /// it) and from its `Value`, both checked against the schema's
+    /// reference.
     fn assert_same_projection(kind: ObjectKind, api_version: &str, object: &Value) {
-        let want = legacy::project_at(kind, api_version, object);
+        let want = reference::project_at(kind, api_version, object);
         let from_value = project_at(kind, api_version, object);
         assert_eq!(from_value, want, "{kind:?} from its Value: {object}");
         for text in [object.to_string(), format!("{object:#}")] {
@@ -748,7 +601,7 @@ mod equivalence {
     }
 
     #[test]
-    fn every_kind_projects_as_before_from_text_and_from_a_value() {
+    fn every_kind_projects_as_the_schema_says_from_text_and_from_a_value() {
         for (kind, object) in realistic_objects() {
             assert_same_projection(kind, kind.api_version(), &object);
             // The version watched is what the projection says.
@@ -782,7 +635,7 @@ mod equivalence {
                 ObjectKind::Namespace => typed::<Namespace>(&object),
                 _ => continue,
             };
-            let old = legacy::project_at(kind, "v1", &old_watch_value);
+            let old = reference::project_at(kind, "v1", &old_watch_value);
             let text = object.to_string();
             let new = match serde_json::from_str::<ApiObject>(&text)
                 .expect("parses")
@@ -841,10 +694,10 @@ mod equivalence {
     }
 
     /// A value of every type at every key the projection reads, nested at
-    /// random, as text with duplicate keys too: the new parser keeps and
-    /// drops exactly what the old projection of the parsed `Value` did.
+    /// random, as text with duplicate keys too: the parser keeps and drops
+    /// exactly what the schema's reference keeps of the parsed `Value`.
     #[test]
-    fn random_shapes_and_wrong_types_project_as_before() {
+    fn random_shapes_and_wrong_types_project_as_the_schema_says() {
         // The engine's set of keys read, its labels and annotations, and
         // a few keys and values it does not read.
         static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
@@ -951,7 +804,7 @@ mod equivalence {
             }
             let as_value: Value = serde_json::from_str(&text).expect("valid JSON");
             let kind = kinds[case % kinds.len()];
-            let want = legacy::project_at(kind, "v1", &as_value);
+            let want = reference::project_at(kind, "v1", &as_value);
             let parsed: ApiObject = serde_json::from_str(&text).expect("any JSON parses");
             let got = match parsed.project(kind, "v1") {
                 Projected::Stored(s) => Some(s),
