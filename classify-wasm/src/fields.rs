@@ -127,14 +127,14 @@ pub const LABELS_READ: [&str; 6] = [
 pub const ANNOTATIONS_READ: [&str; 3] = [HOLD_INSTANCE, ADMISSION, ADMISSION_GATED_BY];
 
 /// The keys the queue facts (`crate::queue`) read inside a Workload's
-/// `spec.podSets` and `status.admission`, and a ClusterQueue's
+/// `spec.podSets`, `status.admission` and `status.requeueState`, and a ClusterQueue's
 /// `spec.resourceGroups` and a queue's `status.flavorsReservation` and
 /// `flavorsUsage`, at any depth, and the fields of the queue objects'
 /// `spec` and `status` besides `conditions`. Additive to the spec: no rule
 /// reads them. A store that keeps queue objects keeps these and nothing
 /// else of those trees, with the entries of the maps in
 /// [`QUEUE_QUANTITY_MAPS`].
-pub const QUEUE_READ_KEYS: [&str; 32] = [
+pub const QUEUE_READ_KEYS: [&str; 34] = [
     // Pod sets, flavors and resources are named.
     "name",
     "spec",
@@ -150,6 +150,8 @@ pub const QUEUE_READ_KEYS: [&str; 32] = [
     "overhead",
     "admission",
     "clusterQueue",
+    "requeueState",
+    "requeueAt",
     // LocalQueue and ClusterQueue
     "stopPolicy",
     "pendingWorkloads",

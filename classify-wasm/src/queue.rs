@@ -280,6 +280,10 @@ pub struct QueueFacts {
     /// Who preempted it, when a `Preempted` or `Evicted` condition says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preempted_by: Option<String>,
+    /// How often Kueue requeued its Workload after an eviction and when
+    /// its backoff ends (the Workload's `status.requeueState`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued: Option<String>,
     /// Its place in line, from Kueue's visibility API ([`line`]); only the
     /// server fetches it, so a dump's facts never have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -312,6 +316,7 @@ pub fn facts(
         room: Vec::new(),
         sentence: String::new(),
         preempted_by: workload.and_then(|w| preemptor::preemptor(w, objects)),
+        requeued: workload.and_then(read::requeued),
         position: None,
     };
     if let Some((wait, sentence)) = workload.and_then(read::settled) {
@@ -469,6 +474,10 @@ impl QueueFacts {
             None => self.wait.words().to_string(),
         };
         let mut title = self.sentence.clone();
+        if let Some(requeued) = &self.requeued {
+            title.push_str("; ");
+            title.push_str(requeued);
+        }
         if let Some(position) = &self.position {
             title.push_str("; ");
             title.push_str(&position.sentence);
@@ -495,6 +504,9 @@ impl QueueFacts {
         }
         if let Some(by) = &self.preempted_by {
             lines.push(by.clone());
+        }
+        if let Some(requeued) = &self.requeued {
+            lines.push(requeued.clone());
         }
         if !self.asks.is_empty() {
             let asks: Vec<String> = self

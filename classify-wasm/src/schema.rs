@@ -207,6 +207,10 @@ pub const WORKLOAD: &[Field] = &[
             Shape::Objects(&[string("message"), string("name"), string("state")]),
         ),
         CONDITIONS,
+        given(
+            "requeueState",
+            Shape::Object(&[integer("count"), string("requeueAt")]),
+        ),
     ]),
 ];
 

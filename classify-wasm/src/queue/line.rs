@@ -272,6 +272,7 @@ mod tests {
             room: vec![],
             sentence: String::new(),
             preempted_by: None,
+            requeued: None,
             position: None,
         }
     }

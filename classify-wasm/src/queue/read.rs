@@ -75,6 +75,31 @@ fn condition_words(c: &Value) -> String {
 }
 
 /// A count Kueue writes as an integer (a YAML dump may make it a string).
+/// The words of a Workload's `status.requeueState`: how many times Kueue
+/// requeued it after an eviction (a PodsReady timeout, say) and when its
+/// backoff ends, before which it is not admitted again. The engine reads
+/// no clock, so the time is given as written.
+pub(super) fn requeued(w: &Value) -> Option<String> {
+    let count = at(w, &["status", "requeueState", "count"])
+        .and_then(integer)
+        .filter(|n| *n > 0);
+    let until = text(w, &["status", "requeueState", "requeueAt"]);
+    let times = |n: i64| match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    };
+    match (count, until) {
+        (None, None) => None,
+        (Some(n), None) => Some(format!("requeued {} after eviction", times(n))),
+        (Some(n), Some(until)) => Some(format!(
+            "requeued {} after eviction; backoff until {until}",
+            times(n)
+        )),
+        (None, Some(until)) => Some(format!("requeue backoff until {until}")),
+    }
+}
+
 pub(super) fn integer(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64(),

@@ -203,6 +203,7 @@ fn waiting(wait: Wait, sentence: &str) -> QueueFacts {
         room: Vec::new(),
         sentence: sentence.into(),
         preempted_by: None,
+        requeued: None,
         position: None,
     }
 }
@@ -321,4 +322,45 @@ fn a_remembered_preemptor_is_named_after_its_workload_is_gone_and_hidden_where_i
         said(&objects, "5b1d").as_deref(),
         Some("preempted by a workload in another namespace")
     );
+}
+
+/// A Workload's `status.requeueState` in words, whichever half of it
+/// Kueue wrote; a count of 0 (a reactivated Workload) says nothing.
+#[test]
+fn a_requeue_says_how_often_and_until_when() {
+    use serde_json::json;
+    let workload = |state: serde_json::Value| json!({"status": {"requeueState": state}});
+    let cases = [
+        (json!({"count": 1}), Some("requeued once after eviction")),
+        (
+            json!({"count": 2, "requeueAt": "2026-12-01T09:12:00Z"}),
+            Some("requeued twice after eviction; backoff until 2026-12-01T09:12:00Z"),
+        ),
+        (json!({"count": 7}), Some("requeued 7 times after eviction")),
+        (
+            json!({"requeueAt": "2026-12-01T09:12:00Z"}),
+            Some("requeue backoff until 2026-12-01T09:12:00Z"),
+        ),
+        (json!({"count": 0}), None),
+        (json!({}), None),
+    ];
+    for (state, want) in cases {
+        assert_eq!(
+            read::requeued(&workload(state.clone())).as_deref(),
+            want,
+            "{state}"
+        );
+    }
+    assert_eq!(read::requeued(&json!({"status": {}})), None);
+    // It is in the hover text and the explanation's lines.
+    let mut facts = waiting(Wait::Quota, "needs 32 nvidia.com/gpu");
+    facts.requeued = Some("requeued once after eviction".into());
+    let cell = facts.cell().expect("waiting for quota has a cell");
+    assert_eq!(
+        cell.title,
+        "needs 32 nvidia.com/gpu; requeued once after eviction"
+    );
+    assert!(facts
+        .lines()
+        .contains(&"requeued once after eviction".to_string()));
 }
