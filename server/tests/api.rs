@@ -194,8 +194,16 @@ async fn without_node_permission_nodes_are_not_readable() {
     let server = server(&running, Settings::default()).await;
     let addr = server.addr;
     ready(addr).await;
-    let (status, body) = get_json(addr, "/readyz").await;
-    assert_eq!(status, StatusCode::OK);
+    // Ready does not wait for the queue kinds' watches (they feed only
+    // the queue facts): wait until no watch is still starting.
+    let body = eventually(30, "every watch past its start", || async move {
+        let (status, body) = get_json(addr, "/readyz").await;
+        let starting = body["watches"]
+            .as_array()
+            .is_some_and(|w| w.iter().any(|w| w["state"] == "pending"));
+        (status == StatusCode::OK && !starting).then_some(body)
+    })
+    .await;
     assert_eq!(body["ready"], true);
     assert_eq!(body["mode"], "kueue");
     assert_eq!(body["nodesReadable"], false);
