@@ -110,9 +110,10 @@ pub struct Links {
 
 /// What sections 4 and 11 read of an object to link it, besides its
 /// identity: the one list of them. The server's stored object keeps these
-/// (filled from its projection), the browser's store reads them from an
-/// item's text ([`LinkedObject::of_json`]), and [`Links::of`] reads nothing
-/// else. Section 1: an empty string is absent.
+/// (its projection hands what it parsed to [`LinkFields::of`]), the
+/// browser's store reads them from an item's text
+/// ([`LinkedObject::of_json`], through the same constructor), and
+/// [`Links::of`] reads nothing else. Section 1: an empty string is absent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkFields {
     /// The `dispatch.phpboyscout.uk/job-id` label.
