@@ -160,18 +160,17 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
             let (trainjob_uid, pod) = LinkedObject::of_captured_json(entry);
             let key = (trainjob_uid, pod.uid.clone());
             if !live.captured.contains_key(&key) {
-                live.put_captured(T::from(entry.as_ref()), key, &pod);
+                live.insert_captured(T::from(entry.as_ref()), key, &pod);
             }
         }
         for item in &doc.items {
             let object = LinkedObject::of_json(item);
             if let Some(key) = item_key(&object) {
                 if !live.items.contains_key(&key) {
-                    live.put(T::from(item.as_ref()), key, &object);
+                    live.insert_item(T::from(item.as_ref()), key, &object);
                 }
             }
         }
-        live.affected.clear();
         Ok(live)
     }
 
@@ -202,7 +201,10 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     /// the engine does not read (nothing is kept).
     pub fn upsert(&mut self, text: T, object: &LinkedObject) -> Option<ItemKey> {
         let key = item_key(object)?;
-        self.put(text, key.clone(), object);
+        let member = Member::Item(key.clone());
+        self.mark_affected_by(&member);
+        self.insert_item(text, key.clone(), object);
+        self.mark_affected_by(&member);
         Some(key)
     }
 
@@ -222,7 +224,10 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     /// [`LinkedObject::of_captured_json`] read of it.
     pub fn capture(&mut self, text: T, trainjob_uid: String, pod: &LinkedObject) {
         let key = (trainjob_uid, pod.uid.clone());
-        self.put_captured(text, key, pod);
+        let member = Member::Captured(key.clone());
+        self.mark_affected_by(&member);
+        self.insert_captured(text, key, pod);
+        self.mark_affected_by(&member);
     }
 
     /// Drops a captured pod; whether it was there.
@@ -348,35 +353,31 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         self.affected.extend(self.linker.affected_by(member));
     }
 
-    /// Puts an item in, marking what it reached before and reaches now.
-    fn put(&mut self, text: T, key: ItemKey, object: &LinkedObject) {
-        let member = Member::Item(key.clone());
-        self.mark_affected_by(&member);
+    /// Adds or replaces an item, last in the input order. Marks nothing:
+    /// a load classifies its text whole, and a change marks around it.
+    fn insert_item(&mut self, text: T, key: ItemKey, object: &LinkedObject) {
         if let Some(old) = self.items.remove(&key) {
             self.order.remove(&old.seq);
         }
         self.linker
-            .upsert_links(member.clone(), Links::of_object(object));
+            .upsert_links(Member::Item(key.clone()), Links::of_object(object));
         let seq = self.next_seq();
         self.order.insert(seq, key.clone());
         self.items.insert(key, Kept { text, seq });
-        self.mark_affected_by(&member);
     }
 
-    /// Puts a captured pod in, marking what it reached before and reaches
-    /// now.
-    fn put_captured(&mut self, text: T, key: CapturedKey, pod: &LinkedObject) {
-        let links = Links::of_captured_pod(&key.0, &pod.fields);
-        let member = Member::Captured(key.clone());
-        self.mark_affected_by(&member);
+    /// [`LiveSnapshot::insert_item`] for a captured pod.
+    fn insert_captured(&mut self, text: T, key: CapturedKey, pod: &LinkedObject) {
         if let Some(old) = self.captured.remove(&key) {
             self.captured_order.remove(&old.seq);
         }
-        self.linker.upsert_links(member.clone(), links);
+        self.linker.upsert_links(
+            Member::Captured(key.clone()),
+            Links::of_captured_pod(&key.0, &pod.fields),
+        );
         let seq = self.next_seq();
         self.captured_order.insert(seq, key.clone());
         self.captured.insert(key, Kept { text, seq });
-        self.mark_affected_by(&member);
     }
 
     /// The sub-snapshot of a view: its items and captured pods in input

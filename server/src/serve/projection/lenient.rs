@@ -46,6 +46,30 @@ impl<'de, T: Lenient> Deserialize<'de> for Maybe<T> {
     }
 }
 
+/// The `Visitor` methods both lenient visitors share (this one and the
+/// read schema's, `read.rs`): bytes, null and unit read as nothing, and an
+/// option or a newtype as what it holds.
+macro_rules! nothing_for_absent_values {
+    () => {
+        fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    };
+}
+pub(super) use nothing_for_absent_values;
+
 struct LenientVisitor<T>(PhantomData<T>);
 
 impl<'de, T: Lenient> Visitor<'de> for LenientVisitor<T> {
@@ -72,21 +96,7 @@ impl<'de, T: Lenient> Visitor<'de> for LenientVisitor<T> {
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
         Ok(T::from_string(v))
     }
-    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
+    nothing_for_absent_values!();
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         T::from_seq(seq)
     }
