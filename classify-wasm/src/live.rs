@@ -47,14 +47,19 @@ impl ItemKey {
         ItemKey::new(&o.object.kind, &o.object.namespace, &o.object.name)
     }
 
-    /// The key of an object of any kind (a Node's namespace is `""`,
-    /// whatever its text says).
-    pub fn of_object(object: &LinkedObject) -> Self {
-        let namespace = match object.kind.as_str() {
+    /// The key of an object of any kind as its fields name it: a Node's
+    /// namespace is `""`, whatever its text says.
+    pub fn named(kind: &str, namespace: &str, name: &str) -> Self {
+        let namespace = match kind {
             "Node" => "",
-            _ => &object.namespace,
+            _ => namespace,
         };
-        ItemKey::new(&object.kind, namespace, &object.name)
+        ItemKey::new(kind, namespace, name)
+    }
+
+    /// [`ItemKey::named`] for what linking read of an object.
+    pub fn of_object(object: &LinkedObject) -> Self {
+        ItemKey::named(&object.kind, &object.namespace, &object.name)
     }
 
     /// A stable text id (for DOM keys and URLs).
@@ -262,8 +267,7 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         T: for<'t> From<&'t str>,
     {
         for d in &change.deletes {
-            let namespace = if d.kind == "Node" { "" } else { &d.namespace };
-            self.delete(&ItemKey::new(&d.kind, namespace, &d.name));
+            self.delete(&ItemKey::named(&d.kind, &d.namespace, &d.name));
         }
         for text in &change.upserts {
             let object = LinkedObject::of_json(text);

@@ -66,7 +66,8 @@ pub struct Field {
     pub presence: Presence,
 }
 
-const fn given(name: &'static str, shape: Shape) -> Field {
+/// A field written whenever the input has it with its type.
+pub const fn given(name: &'static str, shape: Shape) -> Field {
     Field {
         name,
         shape,
@@ -82,7 +83,8 @@ const fn non_empty(name: &'static str, shape: Shape) -> Field {
     }
 }
 
-const fn string(name: &'static str) -> Field {
+/// A string field.
+pub const fn string(name: &'static str) -> Field {
     given(name, Shape::String)
 }
 
@@ -164,7 +166,8 @@ const QUEUE_STATUS: &[Field] = &[
     integer("reservingWorkloads"),
 ];
 
-const fn metadata(fields: &'static [Field]) -> Field {
+/// An object's `metadata`, always written, of which `fields` are read.
+pub const fn metadata(fields: &'static [Field]) -> Field {
     Field {
         name: "metadata",
         shape: Shape::Object(fields),

@@ -249,22 +249,10 @@ pub struct ApiObject {
 }
 
 /// What the server keeps of a Namespace: only that it exists.
-pub(super) const NAMESPACE: &[schema::Field] = &[schema::Field {
-    name: "metadata",
-    shape: schema::Shape::Object(&[
-        schema::Field {
-            name: "name",
-            shape: schema::Shape::String,
-            presence: schema::Presence::Given,
-        },
-        schema::Field {
-            name: "uid",
-            shape: schema::Shape::String,
-            presence: schema::Presence::Given,
-        },
-    ]),
-    presence: schema::Presence::Always,
-}];
+pub(super) const NAMESPACE: &[schema::Field] = &[schema::metadata(&[
+    schema::string("name"),
+    schema::string("uid"),
+])];
 
 /// What is written of an object of `kind` below its `apiVersion` and
 /// `kind`: the engine's schema of it, or the server's Namespace.
@@ -423,20 +411,18 @@ fn write_fields(
             (Shape::Integer, Some(Parsed::Integer(n))) => out.integer(field.name, Some(*n)),
             (Shape::QueueTree, Some(Parsed::Tree(tree))) => out.tree(field.name, Some(tree)),
             (Shape::Object(below), value) => {
-                let (Some(inner), object) = (inner, value) else {
+                let Some(inner) = inner else {
                     continue;
                 };
                 let empty = Fields::default();
-                let object = match object {
+                let object = match value {
                     Some(Parsed::Object(object)) => object,
                     _ if field.presence == Presence::Always => &empty,
                     _ => continue,
                 };
-                let fill = |o: &mut JsonObject<'_>| write_fields(o, below, inner, object);
-                match field.presence {
-                    Presence::NonEmpty => out.object_if_any(field.name, fill),
-                    Presence::Given | Presence::Always => out.object(field.name, fill),
-                }
+                out.object_as(field.presence, field.name, |o| {
+                    write_fields(o, below, inner, object)
+                });
             }
             (Shape::Objects(below), Some(Parsed::Objects(list))) => {
                 if let Some(inner) = inner {
@@ -455,15 +441,11 @@ fn write_fields(
             (Shape::Strings(_), Some(Parsed::Strings(strings))) => {
                 let mut sorted: Vec<&(&str, String)> = strings.iter().collect();
                 sorted.sort_unstable_by_key(|(key, _)| *key);
-                let fill = |o: &mut JsonObject<'_>| {
+                out.object_as(field.presence, field.name, |o| {
                     for (key, value) in sorted {
                         o.string(key, Some(value));
                     }
-                };
-                match field.presence {
-                    Presence::NonEmpty => out.object_if_any(field.name, fill),
-                    Presence::Given | Presence::Always => out.object(field.name, fill),
-                }
+                });
             }
             _ => {}
         }
@@ -534,6 +516,20 @@ impl<'a> JsonObject<'a> {
         let mut inner = JsonObject::open(self.out);
         fill(&mut inner);
         inner.close();
+    }
+
+    /// [`JsonObject::object`], or [`JsonObject::object_if_any`] for a
+    /// field written only when something is read inside it.
+    fn object_as(
+        &mut self,
+        presence: schema::Presence,
+        key: &str,
+        fill: impl FnOnce(&mut JsonObject<'_>),
+    ) {
+        match presence {
+            schema::Presence::NonEmpty => self.object_if_any(key, fill),
+            schema::Presence::Given | schema::Presence::Always => self.object(key, fill),
+        }
     }
 
     /// [`JsonObject::object`], left out entirely when `fill` writes nothing.

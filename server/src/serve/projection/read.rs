@@ -110,22 +110,14 @@ impl ParseShape {
     }
 }
 
-/// What the server reads of an object besides the engine's schema.
+/// What the server reads of an object besides the engine's schema (and
+/// never writes: `project` writes the kind's schema).
 const SERVER_FIELDS: &[Field] = &[
-    Field {
-        name: "apiVersion",
-        shape: Shape::String,
-        presence: schema::Presence::Given,
-    },
-    Field {
-        name: "metadata",
-        shape: Shape::Object(&[Field {
-            name: "resourceVersion",
-            shape: Shape::String,
-            presence: schema::Presence::Given,
-        }]),
-        presence: schema::Presence::Given,
-    },
+    schema::string("apiVersion"),
+    schema::given(
+        "metadata",
+        Shape::Object(&[schema::string("resourceVersion")]),
+    ),
 ];
 
 /// The tree every object is parsed against: every kind's schema, the
@@ -407,5 +399,59 @@ impl<'de> Visitor<'de> for ShapeVisitor<'_> {
                 Ok(None)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `node` reads every field of `fields` with that field's own
+    /// shape (a merge keeps the first shape of a name: two kinds that gave
+    /// one name two shapes would parse one of them wrong).
+    fn reads_as(node: &ParseNode, fields: &'static [Field]) -> Result<(), String> {
+        for field in fields {
+            let at = node
+                .index_of(field.name)
+                .ok_or_else(|| format!("{} is not parsed", field.name))?;
+            let same = match (field.shape, node.fields.get(at).map(|(_, s)| s)) {
+                (Shape::String, Some(ParseShape::String))
+                | (Shape::Bool, Some(ParseShape::Bool))
+                | (Shape::Integer, Some(ParseShape::Integer))
+                | (Shape::QueueTree, Some(ParseShape::QueueTree))
+                | (Shape::Object(_), Some(ParseShape::Object(_)))
+                | (Shape::Objects(_), Some(ParseShape::Objects(_))) => true,
+                (Shape::FirstNamed(a, _), Some(ParseShape::FirstNamed(b, _))) => a == *b,
+                (Shape::Strings(a), Some(ParseShape::Strings(b))) => a == *b,
+                _ => false,
+            };
+            if !same {
+                return Err(format!("{} is parsed with another shape", field.name));
+            }
+            if let Some(child) = node.child(at) {
+                reads_as(child, schema::inner(field.shape))
+                    .map_err(|e| format!("{}.{e}", field.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_parse_tree_reads_every_kind_as_its_schema_says() {
+        let tree = parse_tree();
+        for (kind, fields) in schema::KINDS {
+            assert_eq!(reads_as(tree, fields), Ok(()), "{kind}");
+        }
+        assert_eq!(reads_as(tree, super::super::NAMESPACE), Ok(()));
+        assert_eq!(reads_as(tree, SERVER_FIELDS), Ok(()));
+        // And the check can fail: a name read with another shape.
+        const CLASH: &[Field] = &[schema::given(
+            "metadata",
+            Shape::Object(&[schema::given("name", Shape::Bool)]),
+        )];
+        assert_eq!(
+            reads_as(tree, CLASH),
+            Err("metadata.name is parsed with another shape".to_string())
+        );
     }
 }
