@@ -533,6 +533,22 @@ impl<K: Ord + Clone> Linker<K> {
         self.objects.insert(key, links);
     }
 
+    /// Adds or replaces (`Some`) or forgets (`None`) an object, and
+    /// returns the observed objects whose observation the change can
+    /// alter: [`Linker::affected_by`] before it and after it, whose union
+    /// covers it. Every live consumer marks its changes with this.
+    pub fn replace(&mut self, key: K, links: Option<Links>) -> BTreeSet<K> {
+        let mut affected = self.affected_by(&key);
+        match links {
+            Some(links) => self.upsert_links(key.clone(), links),
+            None => {
+                self.remove(&key);
+            }
+        }
+        affected.extend(self.affected_by(&key));
+        affected
+    }
+
     /// Makes `link` share the texts of the equal link already indexed, if
     /// any (see [`Link`]).
     fn intern(&self, link: &mut Link) {

@@ -45,7 +45,7 @@ use super::persist::{self, Op, StateDir};
 use super::projection::{ObjectKind, StoredObject};
 use super::queues;
 use super::store::{CapturedPod, Delta, JobKey, NamespaceList, Store, StoreLimits, WatchEvent};
-use super::view::{self, SnapshotHeader};
+use super::view::{self, JobSnapshots, SnapshotHeader};
 
 mod publish;
 use publish::new_stream;
@@ -712,10 +712,10 @@ impl Hub {
         let mut news = Vec::new();
         for (namespace, job) in jobs {
             let (snapshots, preemptor) = self.with_store(|s| {
-                let snapshots = view::job_snapshots(s, header, namespace, job);
+                let snapshots = JobSnapshots::of(s, header, namespace, job);
                 (snapshots, queues::stored_preemptor(s, namespace, job))
             });
-            let observations = match view::classify_snapshots(&snapshots, header, job) {
+            let observations = match snapshots.observations() {
                 Ok(observations) => observations,
                 Err(e) => {
                     // The projections are type-checked, so this is a bug;

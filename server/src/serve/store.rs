@@ -637,6 +637,21 @@ impl Store {
         }
     }
 
+    /// The captured pod `pod_uid` kept for the TrainJob `trainjob_uid`,
+    /// with its capture sequence number.
+    pub fn captured_entry(
+        &self,
+        trainjob_uid: &str,
+        pod_uid: &str,
+    ) -> Option<(u64, &Arc<CapturedPod>)> {
+        self.captured
+            .get(trainjob_uid)?
+            .entries
+            .iter()
+            .find(|(_, c, _)| c.pod.uid == pod_uid)
+            .map(|(seq, c, _)| (*seq, c))
+    }
+
     /// The captured pod a link key names.
     pub fn linked_captured(&self, key: &Linked) -> Option<&Arc<CapturedPod>> {
         match key {
@@ -713,7 +728,6 @@ impl Store {
             if **previous == *object {
                 return;
             }
-            self.mark_jobs_of(previous);
             self.unindex(previous);
             if kind == ObjectKind::TrainJob && previous.uid != object.uid {
                 // Re-created under the same name while the watch missed the
@@ -750,7 +764,6 @@ impl Store {
             ObjectKind::Pod => self.remember_pod_owner(&object),
             _ => {}
         }
-        self.mark_jobs_of(&object);
         deltas.push(Delta::Upsert(object));
     }
 
@@ -791,7 +804,6 @@ impl Store {
         let Some(stored) = self.objects.get_mut(&kind).and_then(|m| m.remove(key)) else {
             return;
         };
-        self.mark_jobs_of(&stored);
         self.unindex(&stored);
         match kind {
             ObjectKind::Pod => {
@@ -842,30 +854,30 @@ impl Store {
         }
     }
 
-    /// Marks dirty every job whose observations `object` can change.
+    /// Marks dirty every job whose observations `object` (as indexed now)
+    /// can change.
     fn mark_jobs_of(&mut self, object: &StoredObject) {
-        let jobs = self.jobs_touched_by(object);
-        self.dirty.extend(jobs);
+        let affected = self.linker.affected_by(&Linked::of(object));
+        self.mark_jobs(object, affected);
     }
 
-    /// The jobs whose observations `object` (as indexed now) can change:
-    /// its own, and the jobs of the observed objects the engine's
-    /// [`Linker`] says it affects.
-    fn jobs_touched_by(&self, object: &StoredObject) -> BTreeSet<JobKey> {
-        let mut jobs = BTreeSet::new();
+    /// Marks dirty `object`'s own job and the jobs of the observed objects
+    /// `affected` names (the engine's [`Linker`] says which a change can
+    /// alter).
+    fn mark_jobs(&mut self, object: &StoredObject, affected: BTreeSet<Linked>) {
         if let Some(job) = own_job(object) {
-            jobs.insert((object.namespace.clone(), job));
+            self.dirty.insert((object.namespace.clone(), job));
         }
-        for key in self.linker.affected_by(&Linked::of(object)) {
+        for key in affected {
             if let Some(affected) = self.linked(&key) {
                 if let Some(job) = own_job(affected) {
-                    jobs.insert((affected.namespace.clone(), job));
+                    self.dirty.insert((affected.namespace.clone(), job));
                 }
             }
         }
-        jobs
     }
 
+    /// Indexes an object, marking the jobs its coming can change.
     fn index(&mut self, o: &StoredObject) {
         if let Some(job) = own_job(o) {
             add(
@@ -875,10 +887,12 @@ impl Store {
             );
         }
         if o.kind != ObjectKind::Namespace {
-            self.linker.upsert_links(Linked::of(o), links_of(o));
+            let affected = self.linker.replace(Linked::of(o), Some(links_of(o)));
+            self.mark_jobs(o, affected);
         }
     }
 
+    /// Forgets an object's index, marking the jobs its going can change.
     fn unindex(&mut self, o: &StoredObject) {
         if let Some(job) = own_job(o) {
             remove(
@@ -887,7 +901,8 @@ impl Store {
                 &(o.kind, o.name.clone()),
             );
         }
-        self.linker.remove(&Linked::of(o));
+        let affected = self.linker.replace(Linked::of(o), None);
+        self.mark_jobs(o, affected);
     }
 
     /// Bytes held by stored pods, and how many there are.

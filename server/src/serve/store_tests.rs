@@ -599,8 +599,19 @@ fn whole_namespace(store: &Store, header: SnapshotHeader, namespace: &str) -> Ve
         mode: Some(header.mode),
         nodes_readable: Some(header.nodes_readable),
     };
-    let current = view::write_snapshot(header, &live, store.captured_in(namespace));
-    let apart = view::write_snapshot(header, &gone, std::iter::empty());
+    let write = |items: &[Arc<StoredObject>], captured: &[&Arc<CapturedPod>]| {
+        let mut writer = classify_wasm::SnapshotWriter::new(options);
+        for item in items {
+            writer.item(&item.json);
+        }
+        for c in captured {
+            writer.captured(&c.trainjob_uid, &c.pod.json, c.across_gap);
+        }
+        writer.finish()
+    };
+    let captured: Vec<&Arc<CapturedPod>> = store.captured_in(namespace).collect();
+    let current = write(&live, &captured);
+    let apart = write(&gone, &[]);
     let mut out = classify_wasm::classify(&current, options).expect("valid");
     out.extend(classify_wasm::classify(&apart, options).expect("valid"));
     out.retain(|o| o.object.namespace == namespace);

@@ -2,25 +2,18 @@
 //! spec's section 2 format) and, for one job, the sub-snapshots the server
 //! classifies when something of that job changes.
 //!
-//! One job is classified from two snapshots. The first holds the job's live
-//! objects and what they are read with, as the engine's linker
-//! ([`classify_wasm::Linker`]) gives it: the server has no section-4 code
-//! of its own. Less the objects the server knows to belong to a TrainJob
-//! that is gone. The second holds only
-//! those objects, with no TrainJob, so the engine itself reports each as an
-//! orphan (section 11's last paragraph: an orphan stays an orphan even when
-//! a TrainJob of its name appears again). Only observations of the job are
-//! kept from either.
+//! A job's sub-snapshots are the engine's
+//! ([`classify_wasm::live::ViewSnapshots`]): the store only says where
+//! each member's text is and which belong to a TrainJob that is gone. The
+//! server has no section-4 code, and no loop of views, of its own.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use classify_wasm::{
-    Explanation, InputError, Mode, Observation, Options, Piece, SnapshotPieces, SnapshotWriter,
-};
+use classify_wasm::live::{Entry, EntryText, ViewSnapshots, ViewSource};
+use classify_wasm::{Explanation, InputError, Mode, Observation, Options, Piece, SnapshotPieces};
 
 use super::projection::{ObjectKind, StoredObject};
-use super::store::{own_job, CapturedPod, Linked, Store};
+use super::store::{own_job, Linked, Store};
 
 /// How snapshots are labelled: the mode and whether Nodes can be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,23 +31,6 @@ impl SnapshotHeader {
             nodes_readable: Some(self.nodes_readable),
         }
     }
-}
-
-/// Writes a snapshot document from projections and captured pods, through
-/// the engine's [`SnapshotWriter`].
-pub fn write_snapshot<'a>(
-    header: SnapshotHeader,
-    items: impl IntoIterator<Item = &'a Arc<StoredObject>>,
-    captured: impl IntoIterator<Item = &'a Arc<CapturedPod>>,
-) -> String {
-    let mut writer = SnapshotWriter::new(header.options());
-    for item in items {
-        writer.item(&item.json);
-    }
-    for c in captured {
-        writer.captured(&c.trainjob_uid, &c.pod.json, c.across_gap);
-    }
-    writer.finish()
 }
 
 /// The snapshot of a whole namespace as one text
@@ -104,84 +80,116 @@ pub fn namespace_rows(snapshot: &str) -> Option<String> {
 /// a 5.2 MB snapshot.)
 pub const ROWS_FLOOR: usize = 64 << 10;
 
-/// The two snapshots one job is classified from (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobSnapshots {
-    /// The job's namespace: only its observations are kept.
-    pub namespace: String,
-    /// The job's live objects and what the engine's linker says they are
-    /// read with.
-    pub current: String,
-    /// Objects of the job that belong to a TrainJob that is gone; `None`
-    /// when there are none.
-    pub gone: Option<String>,
+/// How the store's members are ordered in a snapshot: objects by kind,
+/// then namespace and name, as a namespace snapshot lists them; captured
+/// pods by TrainJob UID, each TrainJob's oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    Object(Linked),
+    Captured(String, u64),
 }
 
-/// Builds the sub-snapshots of the job `job` in `namespace`: for `current`,
-/// the view ([`classify_wasm::Linker::view_of`]) of the job's objects that
-/// belong to no gone TrainJob, within the namespace (and its Nodes), less
-/// the objects that belong to a gone one. Classified, it gives the job's
-/// observations the namespace snapshot gives ([`namespace_snapshot`], with
-/// those objects classified apart), which the store's property test checks.
-pub fn job_snapshots(
-    store: &Store,
+/// The store as the engine's views read it, with the options a header
+/// gives.
+struct StoreView<'a> {
+    store: &'a Store,
     header: SnapshotHeader,
-    namespace: &str,
-    job: &str,
-) -> JobSnapshots {
-    let members = store
-        .index
-        .members
-        .get(&(namespace.to_string(), job.to_string()));
-    let member_objects: Vec<Arc<StoredObject>> = members
-        .into_iter()
-        .flatten()
-        .filter_map(|(kind, name)| store.get(*kind, namespace, name).cloned())
-        .collect();
-    let (gone, live): (Vec<_>, Vec<_>) = member_objects
-        .into_iter()
-        .partition(|o| store.belongs_to_gone_trainjob(o));
-    let live_keys: Vec<Linked> = live.iter().map(|o| Linked::of(o)).collect();
-    let view = store.linker.view_of(&live_keys);
+}
 
-    // In kind order, then namespace and name, as a namespace snapshot lists them.
-    let mut items: Vec<Arc<StoredObject>> = Vec::new();
-    // Captured pods by TrainJob UID, each TrainJob's oldest first.
-    let mut captured_of: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for key in &view {
+impl ViewSource for StoreView<'_> {
+    type Key = Linked;
+    type Place = Place;
+
+    fn linker(&self) -> &classify_wasm::Linker<Linked> {
+        &self.store.linker
+    }
+
+    fn options(&self) -> Options {
+        self.header.options()
+    }
+
+    fn entry(&self, key: &Linked) -> Option<Entry<'_, Place>> {
         match key {
-            // The namespace's snapshot is what a job is judged by (a
-            // browser classifies it whole): a TrainJob of another
-            // namespace owning one of its JobSets is not in it.
-            Linked::Object(kind, key) if kind.namespaced() && key.0 != namespace => {}
-            Linked::Object(kind, key) => {
-                if let Some(object) = store.get(*kind, &key.0, &key.1) {
-                    if !store.belongs_to_gone_trainjob(object) {
-                        items.push(object.clone());
-                    }
-                }
+            Linked::Object(kind, name) => {
+                let object = self.store.get(*kind, &name.0, &name.1)?;
+                Some(Entry {
+                    text: EntryText::Item(&object.json),
+                    place: Place::Object(key.clone()),
+                    namespace: kind.namespaced().then_some(object.namespace.as_str()),
+                    apart: self.store.belongs_to_gone_trainjob(object),
+                })
             }
-            Linked::Captured(key) => {
-                let (trainjob_uid, pod_uid) = &**key;
-                captured_of.entry(trainjob_uid).or_default().insert(pod_uid);
+            Linked::Captured(uids) => {
+                let (seq, captured) = self.store.captured_entry(&uids.0, &uids.1)?;
+                Some(Entry {
+                    text: EntryText::CapturedPod {
+                        trainjob_uid: &captured.trainjob_uid,
+                        pod: &captured.pod.json,
+                        across_gap: captured.across_gap,
+                    },
+                    place: Place::Captured(captured.trainjob_uid.clone(), seq),
+                    namespace: Some(captured.namespace.as_str()),
+                    apart: false,
+                })
             }
         }
     }
-    let captured: Vec<Arc<CapturedPod>> = captured_of
-        .into_iter()
-        .flat_map(|(trainjob_uid, pods)| {
-            store
-                .captured_for(trainjob_uid)
-                .filter(move |c| c.namespace == namespace && pods.contains(c.pod.uid.as_str()))
-        })
-        .cloned()
-        .collect();
-    let current = write_snapshot(header, &items, &captured);
-    let gone = (!gone.is_empty()).then(|| write_snapshot(header, &gone, std::iter::empty()));
-    JobSnapshots {
-        namespace: namespace.to_string(),
-        current,
-        gone,
+}
+
+/// The sub-snapshots one job is classified from: the engine's
+/// [`ViewSnapshots`] of the job's members (section 3.1), within its
+/// namespace, with the objects the store knows to belong to a gone
+/// TrainJob classified apart. Only observations of the job are kept.
+/// Classified, they give the job's observations the namespace snapshot
+/// gives ([`namespace_snapshot`], with those objects classified apart),
+/// which the store's property test checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSnapshots {
+    pub namespace: String,
+    pub job: String,
+    pub views: ViewSnapshots,
+}
+
+impl JobSnapshots {
+    /// The sub-snapshots of the job `job` in `namespace`.
+    pub fn of(store: &Store, header: SnapshotHeader, namespace: &str, job: &str) -> JobSnapshots {
+        let members = store
+            .index
+            .members
+            .get(&(namespace.to_string(), job.to_string()));
+        let targets: Vec<Linked> = members
+            .into_iter()
+            .flatten()
+            .map(|(kind, name)| {
+                Linked::Object(*kind, Arc::new((namespace.to_string(), name.clone())))
+            })
+            .collect();
+        JobSnapshots {
+            namespace: namespace.to_string(),
+            job: job.to_string(),
+            views: ViewSnapshots::of(&StoreView { store, header }, &targets, Some(namespace)),
+        }
+    }
+
+    fn owns(&self, o: &Observation) -> bool {
+        o.job == self.job && o.object.namespace == self.namespace
+    }
+
+    /// The job's observations, in the engine's order.
+    pub fn observations(&self) -> Result<Vec<Observation>, InputError> {
+        self.views.observations(|o| self.owns(o))
+    }
+
+    /// The explanation of the job's object `kind/name` (Inspect with
+    /// `explain`); `None` when the engine observed no such object.
+    pub fn explanation_of(
+        &self,
+        kind: ObjectKind,
+        name: &str,
+    ) -> Result<Option<Explanation>, InputError> {
+        let of_object =
+            |o: &Observation| self.owns(o) && o.object.kind == kind.name() && o.object.name == name;
+        Ok(self.views.explanations(of_object)?.into_iter().next())
     }
 }
 
@@ -192,39 +200,7 @@ pub fn classify_job(
     namespace: &str,
     job: &str,
 ) -> Result<Vec<Observation>, InputError> {
-    classify_snapshots(&job_snapshots(store, header, namespace, job), header, job)
-}
-
-/// Classifies built sub-snapshots (without the store, so the caller may
-/// release its lock first).
-pub fn classify_snapshots(
-    snapshots: &JobSnapshots,
-    header: SnapshotHeader,
-    job: &str,
-) -> Result<Vec<Observation>, InputError> {
-    let mut observations = classify_wasm::classify(&snapshots.current, header.options())?;
-    if let Some(gone) = &snapshots.gone {
-        observations.extend(classify_wasm::classify(gone, header.options())?);
-    }
-    observations.retain(|o| o.job == job && o.object.namespace == snapshots.namespace);
-    observations.sort_by(Observation::cmp_order);
-    Ok(observations)
-}
-
-/// The explanations of the job's observations (Inspect with `explain`).
-pub fn explain_snapshots(
-    snapshots: &JobSnapshots,
-    header: SnapshotHeader,
-    job: &str,
-) -> Result<Vec<Explanation>, InputError> {
-    let mut explanations = classify_wasm::explain(&snapshots.current, header.options())?;
-    if let Some(gone) = &snapshots.gone {
-        explanations.extend(classify_wasm::explain(gone, header.options())?);
-    }
-    explanations.retain(|e| {
-        e.observation.job == job && e.observation.object.namespace == snapshots.namespace
-    });
-    Ok(explanations)
+    JobSnapshots::of(store, header, namespace, job).observations()
 }
 
 /// What Inspect shows of one object of the store.
@@ -272,7 +248,7 @@ pub fn inspect(
         _ => own_job(&object),
     };
     let snapshots = match (&job, explain) {
-        (Some(job), true) => Some(job_snapshots(store, header, namespace, job)),
+        (Some(job), true) => Some(JobSnapshots::of(store, header, namespace, job)),
         _ => None,
     };
     Some(Inspected {
@@ -281,18 +257,4 @@ pub fn inspect(
         job,
         snapshots,
     })
-}
-
-/// The explanation of the object `kind/name` among its job's (Inspect with
-/// `explain`); `None` when the engine observed no such object.
-pub fn explain_object(
-    snapshots: &JobSnapshots,
-    header: SnapshotHeader,
-    job: &str,
-    kind: ObjectKind,
-    name: &str,
-) -> Result<Option<Explanation>, InputError> {
-    Ok(explain_snapshots(snapshots, header, job)?
-        .into_iter()
-        .find(|e| e.observation.object.kind == kind.name() && e.observation.object.name == name))
 }

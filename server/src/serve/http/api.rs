@@ -292,8 +292,9 @@ pub(super) async fn inspect(
         let queue = serde_json::to_value(queue).map_err(|_| AppError::Internal)?;
         fields.insert("queue".into(), queue);
     }
-    if let (Some(job), Some(snapshots)) = (&job, &snapshots) {
-        let explanation = view::explain_object(snapshots, header, job, kind, &name)
+    if let Some(snapshots) = &snapshots {
+        let explanation = snapshots
+            .explanation_of(kind, &name)
             .map_err(|_| AppError::Internal)?;
         let explanation = serde_json::to_value(explanation).map_err(|_| AppError::Internal)?;
         if let Some(fields) = body.as_object_mut() {

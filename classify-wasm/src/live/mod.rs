@@ -4,17 +4,20 @@
 //! A [`LiveSnapshot`] holds a namespace's items and captured pods as the
 //! texts they came as, in input order, with the options they are read
 //! with. Each change (an upsert, a delete, a captured pod added or dropped,
-//! Node access changing) records which observed objects it can alter: the
-//! [`Linker`]'s `affected_by` of what changed, before and after it (section
+//! Node access changing) records which observed objects it can alter:
+//! [`Linker::replace`], what changed reaches before and after it (section
 //! 4 and 11's links, so a change is covered by the union of the two).
 //! [`LiveSnapshot::reclassify`] then classifies exactly those objects, on
-//! one sub-snapshot of their views, and hands back their observations:
+//! the sub-snapshot of their views ([`ViewSnapshots`], which the server's
+//! store classifies from too), and hands back their observations:
 //! each is the observation classifying the whole snapshot would give
 //! (`tests/linking.rs` checks this on random worlds changed at random).
 //!
 //! The texts are the caller's (`T`: a `Box<str>` in the browser), spliced
 //! into sub-snapshots as they are and never parsed again; what linking
 //! reads of them comes in typed, as a [`LinkedObject`].
+
+mod views;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,6 +26,8 @@ use crate::snapshot::READ_KINDS;
 use crate::snapshot_writer::SnapshotWriter;
 use crate::wire::{ChangeFrame, Document};
 use crate::{Attempted, Explanation, InputError, Observation, Options};
+
+pub use views::{Entry, EntryText, ViewSnapshots, ViewSource};
 
 /// `(kind, namespace, name)`: how an object is named (a Node has the
 /// namespace `""`, as in a `change` frame's deletes).
@@ -165,14 +170,19 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
             let (trainjob_uid, pod) = LinkedObject::of_captured_json(entry);
             let key = (trainjob_uid, pod.uid.clone());
             if !live.captured.contains_key(&key) {
-                live.insert_captured(T::from(entry.as_ref()), key, &pod);
+                let links = Links::of_captured_pod(&key.0, &pod.fields);
+                live.linker
+                    .upsert_links(Member::Captured(key.clone()), links);
+                live.keep_captured(T::from(entry.as_ref()), key);
             }
         }
         for item in &doc.items {
             let object = LinkedObject::of_json(item);
             if let Some(key) = item_key(&object) {
                 if !live.items.contains_key(&key) {
-                    live.insert_item(T::from(item.as_ref()), key, &object);
+                    let links = Links::of_object(&object);
+                    live.linker.upsert_links(Member::Item(key.clone()), links);
+                    live.keep_item(T::from(item.as_ref()), key);
                 }
             }
         }
@@ -206,21 +216,20 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     /// the engine does not read (nothing is kept).
     pub fn upsert(&mut self, text: T, object: &LinkedObject) -> Option<ItemKey> {
         let key = item_key(object)?;
-        let member = Member::Item(key.clone());
-        self.mark_affected_by(&member);
-        self.insert_item(text, key.clone(), object);
-        self.mark_affected_by(&member);
+        let links = Links::of_object(object);
+        let affected = self.linker.replace(Member::Item(key.clone()), Some(links));
+        self.affected.extend(affected);
+        self.keep_item(text, key.clone());
         Some(key)
     }
 
     /// Deletes an object; whether it was there.
     pub fn delete(&mut self, key: &ItemKey) -> bool {
-        let member = Member::Item(key.clone());
-        self.mark_affected_by(&member);
+        let affected = self.linker.replace(Member::Item(key.clone()), None);
+        self.affected.extend(affected);
         let Some(kept) = self.items.remove(key) else {
             return false;
         };
-        self.linker.remove(&member);
         self.order.remove(&kept.seq);
         true
     }
@@ -229,18 +238,19 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     /// [`LinkedObject::of_captured_json`] read of it.
     pub fn capture(&mut self, text: T, trainjob_uid: String, pod: &LinkedObject) {
         let key = (trainjob_uid, pod.uid.clone());
-        let member = Member::Captured(key.clone());
-        self.mark_affected_by(&member);
-        self.insert_captured(text, key, pod);
-        self.mark_affected_by(&member);
+        let links = Links::of_captured_pod(&key.0, &pod.fields);
+        let affected = self
+            .linker
+            .replace(Member::Captured(key.clone()), Some(links));
+        self.affected.extend(affected);
+        self.keep_captured(text, key);
     }
 
     /// Drops a captured pod; whether it was there.
     pub fn drop_captured(&mut self, trainjob_uid: &str, pod_uid: &str) -> bool {
         let key = (trainjob_uid.to_string(), pod_uid.to_string());
-        let member = Member::Captured(key.clone());
-        self.mark_affected_by(&member);
-        self.linker.remove(&member);
+        let affected = self.linker.replace(Member::Captured(key.clone()), None);
+        self.affected.extend(affected);
         match self.captured.remove(&key) {
             Some(kept) => {
                 self.captured_order.remove(&kept.seq);
@@ -302,9 +312,8 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         if reclassified.is_empty() {
             return Ok(Reclassified::default());
         }
-        let text = self.sub_snapshot(&self.linker.view_of(&affected));
-        let mut observed = crate::classify_with_attempts(&text, self.options)?;
-        observed.retain(|c| reclassified.contains(&ItemKey::of(&c.observation)));
+        let observed = ViewSnapshots::of(&Source(self), &affected, None)
+            .attempted(|o| reclassified.contains(&ItemKey::of(o)))?;
         Ok(Reclassified {
             reclassified,
             observed,
@@ -314,21 +323,22 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     /// What the item `key`'s classification reads (its view), as a
     /// snapshot document; `None` when there is no such item.
     pub fn view_snapshot(&self, key: &ItemKey) -> Option<String> {
-        let member = Member::Item(key.clone());
         self.items
             .contains_key(key)
-            .then(|| self.sub_snapshot(&self.linker.view(&member)))
+            .then(|| ViewSnapshots::of(&Source(self), [&Member::Item(key.clone())], None).current)
     }
 
     /// The explanation of the item `key`'s observation, from its view
     /// alone; `Ok(None)` when it has none.
     pub fn explain(&self, key: &ItemKey) -> Result<Option<Explanation>, InputError> {
-        let Some(text) = self.view_snapshot(key) else {
+        if !self.items.contains_key(key) {
             return Ok(None);
-        };
-        Ok(crate::explain(&text, self.options)?
+        }
+        let view = ViewSnapshots::of(&Source(self), [&Member::Item(key.clone())], None);
+        Ok(view
+            .explanations(|o| ItemKey::of(o) == *key)?
             .into_iter()
-            .find(|e| ItemKey::of(&e.observation) == *key))
+            .next())
     }
 
     /// The whole snapshot, as one line of JSON: the items, then the
@@ -353,59 +363,63 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         self.next_seq
     }
 
-    fn mark_affected_by(&mut self, member: &Member) {
-        self.affected.extend(self.linker.affected_by(member));
-    }
-
-    /// Adds or replaces an item, last in the input order. Marks nothing:
-    /// a load classifies its text whole, and a change marks around it.
-    fn insert_item(&mut self, text: T, key: ItemKey, object: &LinkedObject) {
+    /// Keeps an item's text, last in the input order (its links are the
+    /// caller's to index: a change marks what it alters, a load does not).
+    fn keep_item(&mut self, text: T, key: ItemKey) {
         if let Some(old) = self.items.remove(&key) {
             self.order.remove(&old.seq);
         }
-        self.linker
-            .upsert_links(Member::Item(key.clone()), Links::of_object(object));
         let seq = self.next_seq();
         self.order.insert(seq, key.clone());
         self.items.insert(key, Kept { text, seq });
     }
 
-    /// [`LiveSnapshot::insert_item`] for a captured pod.
-    fn insert_captured(&mut self, text: T, key: CapturedKey, pod: &LinkedObject) {
+    /// [`LiveSnapshot::keep_item`] for a captured pod.
+    fn keep_captured(&mut self, text: T, key: CapturedKey) {
         if let Some(old) = self.captured.remove(&key) {
             self.captured_order.remove(&old.seq);
         }
-        self.linker.upsert_links(
-            Member::Captured(key.clone()),
-            Links::of_captured_pod(&key.0, &pod.fields),
-        );
         let seq = self.next_seq();
         self.captured_order.insert(seq, key.clone());
         self.captured.insert(key, Kept { text, seq });
     }
+}
 
-    /// The sub-snapshot of a view: its items and captured pods in input
-    /// order. The view is small: its own members are looked up and put in
-    /// order; the snapshot's other members are not visited.
-    fn sub_snapshot(&self, view: &BTreeSet<Member>) -> String {
-        let mut items: Vec<&Kept<T>> = Vec::new();
-        let mut captured: Vec<&Kept<T>> = Vec::new();
-        for member in view {
-            match member {
-                Member::Item(key) => items.extend(self.items.get(key)),
-                Member::Captured(key) => captured.extend(self.captured.get(key)),
+/// The snapshot as the engine's views read it (a private key type, so a
+/// wrapper rather than the snapshot itself).
+struct Source<'a, T>(&'a LiveSnapshot<T>);
+
+impl<T: AsRef<str>> ViewSource for Source<'_, T> {
+    type Key = Member;
+    type Place = u64;
+
+    fn linker(&self) -> &Linker<Member> {
+        &self.0.linker
+    }
+
+    fn options(&self) -> Options {
+        self.0.options
+    }
+
+    fn entry(&self, member: &Member) -> Option<Entry<'_, u64>> {
+        let (text, seq, namespace) = match member {
+            Member::Item(key) => {
+                let (key, kept) = self.0.items.get_key_value(key)?;
+                let namespace = (key.kind != "Node").then_some(key.namespace.as_str());
+                (EntryText::Item(kept.text.as_ref()), kept.seq, namespace)
             }
-        }
-        items.sort_by_key(|k| k.seq);
-        captured.sort_by_key(|k| k.seq);
-        let mut writer = SnapshotWriter::new(self.options);
-        for item in items {
-            writer.item(item.text.as_ref());
-        }
-        for entry in captured {
-            writer.captured_entry(entry.text.as_ref());
-        }
-        writer.finish()
+            // The entry's namespace is not kept; no view here is scoped.
+            Member::Captured(key) => {
+                let kept = self.0.captured.get(key)?;
+                (EntryText::CapturedEntry(kept.text.as_ref()), kept.seq, None)
+            }
+        };
+        Some(Entry {
+            text,
+            place: seq,
+            namespace,
+            apart: false,
+        })
     }
 }
 
