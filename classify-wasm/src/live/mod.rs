@@ -358,31 +358,40 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         writer.finish()
     }
 
-    fn next_seq(&mut self) -> u64 {
-        self.next_seq += 1;
-        self.next_seq
-    }
-
     /// Keeps an item's text, last in the input order (its links are the
     /// caller's to index: a change marks what it alters, a load does not).
     fn keep_item(&mut self, text: T, key: ItemKey) {
-        if let Some(old) = self.items.remove(&key) {
-            self.order.remove(&old.seq);
-        }
-        let seq = self.next_seq();
-        self.order.insert(seq, key.clone());
-        self.items.insert(key, Kept { text, seq });
+        self.next_seq += 1;
+        keep_last(&mut self.items, &mut self.order, self.next_seq, key, text);
     }
 
     /// [`LiveSnapshot::keep_item`] for a captured pod.
     fn keep_captured(&mut self, text: T, key: CapturedKey) {
-        if let Some(old) = self.captured.remove(&key) {
-            self.captured_order.remove(&old.seq);
-        }
-        let seq = self.next_seq();
-        self.captured_order.insert(seq, key.clone());
-        self.captured.insert(key, Kept { text, seq });
+        self.next_seq += 1;
+        keep_last(
+            &mut self.captured,
+            &mut self.captured_order,
+            self.next_seq,
+            key,
+            text,
+        );
     }
+}
+
+/// Keeps `text` under `key`, at `seq` in the input order (an earlier text
+/// of the key leaves the order).
+fn keep_last<K: Ord + Clone, T>(
+    kept: &mut BTreeMap<K, Kept<T>>,
+    order: &mut BTreeMap<u64, K>,
+    seq: u64,
+    key: K,
+    text: T,
+) {
+    if let Some(old) = kept.remove(&key) {
+        order.remove(&old.seq);
+    }
+    order.insert(seq, key.clone());
+    kept.insert(key, Kept { text, seq });
 }
 
 /// The snapshot as the engine's views read it (a private key type, so a
