@@ -30,6 +30,9 @@ cargo clippy -p classify-wasm --lib --tests --target wasm32-unknown-unknown -- -
 cargo clippy -p classify-wasm-bindings --lib --tests --target wasm32-unknown-unknown -- -D warnings
 cargo clippy -p web --all-targets --target wasm32-unknown-unknown -- -D warnings
 
+step "rustdoc: every intra-doc link resolves (the docs name real items)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
 step "web client (Trunk, release); the server embeds it"
 ./scripts/build-web.sh
 

@@ -284,7 +284,7 @@ pub struct QueueFacts {
     /// its backoff ends (the Workload's `status.requeueState`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeued: Option<String>,
-    /// Its place in line, from Kueue's visibility API ([`line`]); only the
+    /// Its place in line, from Kueue's visibility API ([`mod@line`]); only the
     /// server fetches it, so a dump's facts never have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<line::Position>,

@@ -141,7 +141,7 @@ struct Unindexed {
 
 /// A namespace as the browser holds it.
 ///
-/// A live snapshot's rows are all a first paint needs; its [`Index`] is
+/// A live snapshot's rows are all a first paint needs; its `Index` is
 /// built on first use instead ([`Store::prepare`], which the page calls
 /// once the table is drawn), so building it does not delay the table.
 #[derive(Debug, Clone, Default)]

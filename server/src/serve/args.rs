@@ -213,7 +213,7 @@ pub struct ServeArgs {
     /// Embedded cluster: people its TokenReviews and SubjectAccessReviews
     /// know, one `TOKEN USER NAMESPACE[,NAMESPACE...]` per line, so that
     /// `--auth kubernetes` can be tried on the demo (see
-    /// [`demo_users`]).
+    /// [`demo_users`](crate::serve::demo_users)).
     #[arg(long, value_name = "FILE")]
     pub demo_users: Option<PathBuf>,
 }

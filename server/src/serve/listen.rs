@@ -398,7 +398,7 @@ fn admit(
 
 /// Serves `app` on `listener` until `shutdown` turns true, then lets open
 /// connections finish (SSE streams end on the same signal) for up to
-/// [`DRAIN`].
+/// `DRAIN` (10 s).
 pub async fn serve(
     listener: TcpListener,
     app: Router,

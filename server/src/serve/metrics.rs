@@ -1,7 +1,7 @@
 //! The server's Prometheus metrics. Prometheus' own Rust client
 //! (`prometheus-client`) writes them, in the OpenMetrics text format; the
 //! values are kept where they are cheapest to keep (atomics, a few small
-//! maps, the store) and read at scrape time by a [`Collector`]
+//! maps, the store) and read at scrape time by a [`Collector`](prometheus_client::collector::Collector)
 //! (`serve/scrape.rs` gathers them).
 //!
 //! No metric has a per-job label: the TrainJob series are bounded by

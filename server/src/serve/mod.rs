@@ -38,7 +38,7 @@
 //! # Supervision
 //!
 //! The watch loops, the ingest loop and the HTTP server are supervised
-//! [`Workers`]: if one ends or panics, [`run`] stops and returns an error
+//! [`Workers`]: if one ends or panics, [`run`](run::run) stops and returns an error
 //! naming it (the process exits 1 and its Deployment restarts it) rather
 //! than serve stale data. The ingest loop also ends when a write to the
 //! state directory fails (`--state-dir`; see [`persist`]).

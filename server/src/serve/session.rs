@@ -98,7 +98,7 @@ impl std::fmt::Debug for SessionStore {
 
 impl SessionStore {
     /// A store whose sessions end after `idle_timeout` unused, holding at
-    /// most `max_sessions` and `max_bytes` (see [`Session::weight`]).
+    /// most `max_sessions` and `max_bytes` (see `Session::weight`).
     pub fn new(idle_timeout: Duration, max_sessions: usize, max_bytes: usize) -> Self {
         SessionStore {
             sessions: Mutex::new(Sessions::default()),
@@ -171,7 +171,7 @@ impl SessionStore {
         self.sessions().by_id.len()
     }
 
-    /// Bytes the sessions hold now (see [`Session::weight`]).
+    /// Bytes the sessions hold now (see `Session::weight`).
     pub fn bytes(&self) -> usize {
         self.sessions().bytes
     }
