@@ -86,7 +86,7 @@ impl Notices {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Header;
+    use classify_wasm::Options;
 
     /// One TrainJob whose status has `conditions`, as a snapshot text.
     fn snapshot(conditions: serde_json::Value) -> String {
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn a_job_that_fails_after_the_snapshot_is_one_notice_linking_its_explanation() {
         let mut store =
-            Store::load(&snapshot(serde_json::json!([])), Header::default()).expect("loads");
+            Store::load(&snapshot(serde_json::json!([])), Options::default()).expect("loads");
         let mut notices = Notices::default();
         notices.baseline(&store);
         let applied = store.apply_change(&change(failed()), 1.0).expect("applies");
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn what_the_snapshot_shows_and_jobs_that_complete_are_no_news() {
-        let mut store = Store::load(&snapshot(failed()), Header::default()).expect("loads");
+        let mut store = Store::load(&snapshot(failed()), Options::default()).expect("loads");
         let mut notices = Notices::default();
         notices.baseline(&store);
         let applied = store.apply_change(&change(failed()), 1.0).expect("applies");
@@ -148,7 +148,7 @@ mod tests {
         let complete = serde_json::json!([{"type": "Complete", "status": "True",
             "reason": "AllJobsCompleted", "message": "done", "lastTransitionTime": "2026-12-01T09:00:00Z"}]);
         let mut store =
-            Store::load(&snapshot(serde_json::json!([])), Header::default()).expect("loads");
+            Store::load(&snapshot(serde_json::json!([])), Options::default()).expect("loads");
         notices.baseline(&store);
         let applied = store.apply_change(&change(complete), 1.0).expect("applies");
         assert!(

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::dump_file;
 use crate::queue_book::QueueBook;
-use crate::store::{objects_in, AttemptsSummary, Header, ItemKey, Row, Store};
+use crate::store::{objects_in, AttemptsSummary, ItemKey, Row, Store};
 
 /// What the page asks of its worker, as the JSON of a message. The text to
 /// classify (a JavaScript string) or the file to read travels beside it,
@@ -135,8 +135,8 @@ pub fn error_text(e: &InputError) -> String {
 }
 
 /// Reads the override selects: `auto` leaves the input's own say.
-pub fn overrides(mode: &str, nodes: &str) -> Header {
-    Header {
+pub fn overrides(mode: &str, nodes: &str) -> Options {
+    Options {
         mode: mode.parse().ok(),
         nodes_readable: match nodes {
             "yes" => Some(true),
@@ -152,7 +152,7 @@ pub fn overrides(mode: &str, nodes: &str) -> Header {
 pub struct Held {
     text: String,
     /// The overrides, with the mode the whole was classified in.
-    header: Header,
+    options: Options,
     /// The rows, until the store takes them.
     rows: Vec<Attempted>,
     /// `None` until wanted; then `Some(None)` when the text holds nothing a
@@ -166,13 +166,13 @@ impl Held {
     /// send the page.
     pub fn classify(
         text: String,
-        header: Header,
+        options: Options,
         parsed: impl FnOnce(),
     ) -> Result<(Held, Reply), InputError> {
         let (explanations, mode) = {
             let input = classify_wasm::Parsed::new(&text)?;
             parsed();
-            input.explain_in_mode(header.options())?
+            input.explain_in_mode(options)?
         };
         // The same facts `classify --output explain` prints; the dump was
         // classified above, so reading it for them fails only where that did.
@@ -189,9 +189,9 @@ impl Held {
             .collect();
         let held = Held {
             text,
-            header: Header {
+            options: Options {
                 mode: Some(mode),
-                ..header
+                ..options
             },
             rows: rows.clone(),
             store: None,
@@ -229,7 +229,7 @@ impl Held {
             let rows = std::mem::take(&mut self.rows);
             let store = classify_wasm::dump_to_json(&self.text)
                 .ok()
-                .and_then(|json| Store::load_classified(&json, self.header, rows).ok());
+                .and_then(|json| Store::load_classified(&json, self.options, rows).ok());
             self.store = Some(store);
         }
         self.store.as_ref().and_then(Option::as_ref)
@@ -554,7 +554,7 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let mut told = false;
             let (mut held, reply) =
-                Held::classify(text, Header::default(), || told = true).unwrap();
+                Held::classify(text, Options::default(), || told = true).unwrap();
             assert!(told, "the parse is said to be done");
             let Reply::Classified { rows, queues, .. } = across(&reply) else {
                 panic!("{reply:?}")
@@ -585,11 +585,11 @@ mod tests {
         let mut rows = 0;
         for (name, text) in inputs() {
             for (mode, nodes) in [("auto", "auto"), ("kueue", "no"), ("plain", "yes")] {
-                let header = overrides(mode, nodes);
-                let Ok(whole) = classify_wasm::explain(&text, header.options()) else {
+                let options = overrides(mode, nodes);
+                let Ok(whole) = classify_wasm::explain(&text, options) else {
                     continue;
                 };
-                let (mut held, _) = Held::classify(text.clone(), header, || {}).unwrap();
+                let (mut held, _) = Held::classify(text.clone(), options, || {}).unwrap();
                 for e in whole {
                     let key = ItemKey::of(&e.observation);
                     let view = held.view(&key).unwrap_or_else(|| panic!("{name}: {key:?}"));
@@ -608,7 +608,7 @@ mod tests {
         let path = yaml_dumps().remove(0);
         let (mut held, _) = Held::classify(
             std::fs::read_to_string(path).unwrap(),
-            Header::default(),
+            Options::default(),
             || {},
         )
         .unwrap();
@@ -621,7 +621,7 @@ mod tests {
     fn a_bad_input_is_refused_with_its_line_and_column() {
         let Err(e) = Held::classify(
             "{\n  \"kind\": \"Snapshot\",\n  \"mode\": 3\n}".into(),
-            Header::default(),
+            Options::default(),
             || {},
         ) else {
             panic!("accepted")
@@ -632,13 +632,14 @@ mod tests {
 
     #[test]
     fn the_overrides_reach_the_engine() {
-        assert_eq!(overrides("auto", "auto"), Header::default());
+        assert_eq!(overrides("auto", "auto"), Options::default());
         assert_eq!(overrides("kueue", "no").mode, Some(Mode::Kueue));
         assert_eq!(overrides("plain", "yes").nodes_readable, Some(true));
         // A TrainJob with nothing to say runs in plain mode and waits for
         // its Workload under Kueue: the worker passes the override on.
         let text = r#"{"kind":"Snapshot","mode":"plain","items":[{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"a","namespace":"team-a","uid":"u1","creationTimestamp":"2026-01-01T00:00:00Z"},"spec":{}}]}"#;
-        let state = |header: Header| match Held::classify(text.into(), header, || {}).unwrap().1 {
+        let state = |options: Options| match Held::classify(text.into(), options, || {}).unwrap().1
+        {
             Reply::Classified { rows, .. } => rows.first().unwrap().observation.state,
             other => panic!("{other:?}"),
         };
@@ -716,7 +717,7 @@ mod tests {
 
     fn classified(id: u64) -> Reply {
         let text = std::fs::read_to_string(yaml_dumps().remove(0)).unwrap();
-        match Held::classify(text, Header::default(), || {}).unwrap().1 {
+        match Held::classify(text, Options::default(), || {}).unwrap().1 {
             Reply::Classified { rows, queues, .. } => Reply::Classified { id, rows, queues },
             other => panic!("{other:?}"),
         }

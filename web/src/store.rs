@@ -23,8 +23,7 @@ use std::sync::{Arc, OnceLock};
 use classify_wasm::hash::KeyedMap;
 use classify_wasm::wire::{self, ChangeFrame};
 use classify_wasm::{
-    AttemptTrace, Attempted, Explanation, InputError, LiveSnapshot, Mode, Observation, Options,
-    OrderKey,
+    AttemptTrace, Attempted, Explanation, InputError, LiveSnapshot, Observation, Options, OrderKey,
 };
 use serde_json::Value;
 
@@ -99,23 +98,6 @@ fn next_revision() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// The snapshot header: what the server (or the user) says about the mode
-/// and Node access.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Header {
-    pub mode: Option<Mode>,
-    pub nodes_readable: Option<bool>,
-}
-
-impl Header {
-    pub fn options(self) -> Options {
-        Options {
-            mode: self.mode,
-            nodes_readable: self.nodes_readable,
-        }
-    }
-}
-
 /// What applying an event did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Applied {
@@ -136,7 +118,7 @@ type Index = LiveSnapshot<Box<str>>;
 #[derive(Debug, Clone)]
 struct Unindexed {
     text: Arc<str>,
-    overrides: Header,
+    overrides: Options,
 }
 
 /// A namespace as the browser holds it.
@@ -175,10 +157,10 @@ impl Store {
     ///
     /// The rows are made at once; the index of a JSON text waits for its
     /// first use ([`Store::prepare`]).
-    pub fn load(text: &str, overrides: Header) -> Result<Store, LoadError> {
+    pub fn load(text: &str, overrides: Options) -> Result<Store, LoadError> {
         // The engine validates and classifies the text as given.
-        let classified = classify_wasm::classify_with_attempts(text, overrides.options())
-            .map_err(LoadError::Input)?;
+        let classified =
+            classify_wasm::classify_with_attempts(text, overrides).map_err(LoadError::Input)?;
         if !is_json_text(text) {
             // Refused now, with the position of what is not JSON.
             return Store::load_classified(text, overrides, classified);
@@ -198,12 +180,12 @@ impl Store {
     /// offline page explains it anyway), so it is not classified twice.
     pub fn load_classified(
         text: &str,
-        overrides: Header,
+        overrides: Options,
         classified: Vec<Attempted>,
     ) -> Result<Store, LoadError> {
         // One pass over the text finds the items; they are kept as the
         // slices of it they are, never built as values.
-        let index = Index::load(text, overrides.options()).map_err(|e| {
+        let index = Index::load(text, overrides).map_err(|e| {
             LoadError::Input(InputError {
                 position: classify_wasm::Position {
                     line: e.line(),
@@ -267,7 +249,7 @@ impl Store {
             // The text was classified as JSON by the engine, so it parses
             // (a server's snapshot nests a few levels, far from
             // serde_json's limit of 128).
-            Some(u) => Index::load(&u.text, u.overrides.options()).unwrap_or_default(),
+            Some(u) => Index::load(&u.text, u.overrides).unwrap_or_default(),
             None => Index::default(),
         })
     }
@@ -385,7 +367,7 @@ impl Store {
     }
 
     /// What the row's classification read (its view), as a snapshot
-    /// document with this store's header; `None` when no row is `key`.
+    /// document with this store's options; `None` when no row is `key`.
     pub fn view_snapshot(&self, key: &ItemKey) -> Option<String> {
         self.index().view_snapshot(key)
     }
@@ -461,7 +443,7 @@ mod tests {
                 world.step();
             }
             let mut store =
-                Store::load(&world.snapshot(mode, nodes).to_string(), Header::default())
+                Store::load(&world.snapshot(mode, nodes).to_string(), Options::default())
                     .expect("valid");
             for step_no in 0..45 {
                 let step = world.step();
@@ -486,7 +468,7 @@ mod tests {
                     .expect("JSON");
                 reclassified += applied.reclassified.len();
                 let whole =
-                    Store::load(&world.snapshot(mode, nodes).to_string(), Header::default())
+                    Store::load(&world.snapshot(mode, nodes).to_string(), Options::default())
                         .expect("valid");
                 assert_eq!(
                     rows_by_object(&store),
@@ -514,8 +496,8 @@ mod tests {
         let revisions = |s: &Store| -> std::collections::HashSet<u64> {
             s.rows().map(|r| r.revision).collect()
         };
-        let first = Store::load(&text, Header::default()).unwrap();
-        let second = Store::load(&text, Header::default()).unwrap();
+        let first = Store::load(&text, Options::default()).unwrap();
+        let second = Store::load(&text, Options::default()).unwrap();
         assert!(!revisions(&first).is_empty());
         assert_eq!(
             revisions(&first).len(),
@@ -549,7 +531,7 @@ mod tests {
             let text = case["snapshot"].to_string();
             let rows = classify_wasm::classified_rows_json(&text, Default::default()).unwrap();
             let early = Store::of_rows(&rows).unwrap();
-            let mut loaded = Store::load(&text, Header::default()).unwrap();
+            let mut loaded = Store::load(&text, Options::default()).unwrap();
             assert_eq!(content(&early), content(&loaded));
             loaded.keep_rows_of(&early);
             assert!(early
@@ -571,7 +553,7 @@ mod tests {
             .detail
             .push_str(" (an older classification)");
         let early = Store::of_rows(&serde_json::to_string(&rows).unwrap()).unwrap();
-        let mut loaded = Store::load(&text, Header::default()).unwrap();
+        let mut loaded = Store::load(&text, Options::default()).unwrap();
         loaded.keep_rows_of(&early);
         let kept: Vec<bool> = early
             .rows()
@@ -591,7 +573,7 @@ mod tests {
     #[test]
     fn the_index_of_a_loaded_snapshot_is_built_on_first_use() {
         let text = case("complete")["snapshot"].to_string();
-        let store = Store::load(&text, Header::default()).unwrap();
+        let store = Store::load(&text, Options::default()).unwrap();
         assert!(store.index.get().is_none(), "built before its first use");
         assert!(store.row_count() > 0, "the rows are made at once");
         store.prepare();
@@ -602,7 +584,7 @@ mod tests {
         assert!(built.keys().next().is_some());
 
         // A change builds it too, and then the text it came from is let go.
-        let mut store = Store::load(&text, Header::default()).unwrap();
+        let mut store = Store::load(&text, Options::default()).unwrap();
         store
             .apply_change(r#"{"upserts": [], "deletes": []}"#, 1.0)
             .expect("JSON");
@@ -612,7 +594,7 @@ mod tests {
         // Text that is not JSON is still refused at load, with its position.
         let yaml = "kind: List\nitems: []\n";
         assert!(matches!(
-            Store::load(yaml, Header::default()),
+            Store::load(yaml, Options::default()),
             Err(LoadError::Input(_))
         ));
     }
@@ -621,7 +603,7 @@ mod tests {
     fn load_gives_the_golden_observations() {
         for c in all_cases() {
             let text = c["snapshot"].to_string();
-            let store = Store::load(&text, Header::default()).unwrap();
+            let store = Store::load(&text, Options::default()).unwrap();
             let got: Vec<Value> = store
                 .rows()
                 .map(|r| serde_json::to_value(&r.observation).unwrap())
@@ -642,7 +624,7 @@ mod tests {
         let mut explained = 0;
         for c in all_cases() {
             let text = c["snapshot"].to_string();
-            let store = Store::load(&text, Header::default()).unwrap();
+            let store = Store::load(&text, Options::default()).unwrap();
             for row in store.rows() {
                 let explanation = store.explain(&row.key).expect("every row is explained");
                 assert_eq!(
@@ -672,7 +654,7 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .extend(second["items"].as_array().unwrap().iter().cloned());
-        let mut store = Store::load(&both.to_string(), Header::default()).unwrap();
+        let mut store = Store::load(&both.to_string(), Options::default()).unwrap();
         assert_eq!(store.row_count(), 2);
         let key = ItemKey::new("TrainJob", "team-a", "gpt-9-s3");
         assert_eq!(store.row(&key).unwrap().observation.state, State::Ended);
@@ -741,7 +723,7 @@ mod tests {
         let c = three_attempts_case();
         let mut snap = c["snapshot"].clone();
         let key = ItemKey::new("TrainJob", "team-a", "train-1-s1");
-        let whole = Store::load(&snap.to_string(), Header::default()).unwrap();
+        let whole = Store::load(&snap.to_string(), Options::default()).unwrap();
         let row = whole.row(&key).unwrap();
         assert_eq!(row.attempts.count, 3);
         assert_eq!(
@@ -759,7 +741,7 @@ mod tests {
         // the row is still marked changed.
         let oom = snap["captured"].as_array_mut().unwrap().remove(0);
         assert_eq!(oom["pod"]["metadata"]["name"], "train-1-s1-node-0-0-a0");
-        let mut store = Store::load(&snap.to_string(), Header::default()).unwrap();
+        let mut store = Store::load(&snap.to_string(), Options::default()).unwrap();
         let before = store.row(&key).unwrap().clone();
         assert_eq!(before.attempts.count, 2);
         let applied = store
@@ -789,12 +771,12 @@ mod tests {
             format!("[{pod}]"),
             pod.to_string(),
         ] {
-            let store = Store::load(&doc, Header::default()).unwrap();
+            let store = Store::load(&doc, Options::default()).unwrap();
             let view = store.view_snapshot(&key).unwrap();
             assert!(view.contains(pod), "{doc}: {view}");
         }
         let mut store =
-            Store::load(r#"{"kind":"Snapshot","items":[]}"#, Header::default()).unwrap();
+            Store::load(r#"{"kind":"Snapshot","items":[]}"#, Options::default()).unwrap();
         let change = format!(r#"{{"upserts":[{pod}],"deletes":[]}}"#);
         assert!(store.apply_change(&change, 1.0).is_some());
         assert!(store.view_snapshot(&key).unwrap().contains(pod));
@@ -821,8 +803,8 @@ mod tests {
     #[test]
     fn download_round_trips() {
         let c = case("failed-captured-evidence");
-        let store = Store::load(&c["snapshot"].to_string(), Header::default()).unwrap();
-        let again = Store::load(&store.snapshot_json(), Header::default()).unwrap();
+        let store = Store::load(&c["snapshot"].to_string(), Options::default()).unwrap();
+        let again = Store::load(&store.snapshot_json(), Options::default()).unwrap();
         let a: Vec<_> = store.rows().map(|r| r.observation.clone()).collect();
         let b: Vec<_> = again.rows().map(|r| r.observation.clone()).collect();
         assert_eq!(a, b);
@@ -832,7 +814,7 @@ mod tests {
     #[test]
     fn explain_and_objects_of_a_row() {
         let c = case("failed-oom-earliest");
-        let store = Store::load(&c["snapshot"].to_string(), Header::default()).unwrap();
+        let store = Store::load(&c["snapshot"].to_string(), Options::default()).unwrap();
         let key = store.rows().next().unwrap().key.clone();
         let e = store.explain(&key).unwrap();
         assert_eq!(e.observation, store.row(&key).unwrap().observation);
@@ -844,7 +826,7 @@ mod tests {
     fn bad_input_names_line_and_column() {
         let err = Store::load(
             "{\n  \"kind\": \"Snapshot\",\n  \"mode\": 3\n}",
-            Header::default(),
+            Options::default(),
         )
         .unwrap_err();
         assert!(err.to_string().starts_with("3:"), "{err}");

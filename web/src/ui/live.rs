@@ -23,8 +23,9 @@ use crate::query::{Filter, Page, ViewState};
 use crate::queue_book::QueueBook;
 use crate::repaint::{HeldChanges, Repaint, RepaintGate};
 use crate::server_info::ServerInfo;
-use crate::store::{Header, ItemKey, Row, Store};
+use crate::store::{ItemKey, Row, Store};
 use crate::stream_client::{snapshots_url, Action, Input, Status, StreamClient};
+use classify_wasm::Options;
 
 /// What the indicator says, given the time.
 fn status_text(status: Status) -> String {
@@ -269,7 +270,7 @@ fn is_current(live: Live, generation: u64) -> bool {
 /// the changes held while it loaded are applied after the next frame.
 fn take_snapshot(live: Live, generation: u64, text: &str) {
     let current = move || is_current(live, generation);
-    let Ok(mut store) = Store::load(text, Header::default()) else {
+    let Ok(mut store) = Store::load(text, Options::default()) else {
         return;
     };
     mark("store-loaded");

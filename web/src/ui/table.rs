@@ -751,11 +751,12 @@ mod tests {
     /// every golden case: a field moved on one side only fails here.
     #[test]
     fn a_rows_fields_are_in_the_order_rows_js_reads_them() {
-        use crate::store::{Header, Store};
+        use crate::store::Store;
+        use classify_wasm::Options;
         let mut seen = 0;
         let (mut held, mut titled, mut foreign) = (0, 0, 0);
         for case in test_support::shared_cases() {
-            let store = Store::load(&case["snapshot"].to_string(), Header::default()).unwrap();
+            let store = Store::load(&case["snapshot"].to_string(), Options::default()).unwrap();
             for r in store.rows() {
                 let o = &r.observation;
                 let json = serde_json::to_value(RowFields::of(r, seen % 2 == 0)).unwrap();
