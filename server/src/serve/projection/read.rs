@@ -217,56 +217,50 @@ pub(super) fn read_object<'de, D: Deserializer<'de>>(
     node: &ParseNode,
     deserializer: D,
 ) -> Result<Option<Fields>, D::Error> {
-    let read = ShapeSeed(Want::Object(node)).deserialize(deserializer)?;
+    let read = ObjectSeed(node).deserialize(deserializer)?;
     Ok(match read {
         Some(Parsed::Object(fields)) => Some(fields),
         _ => None,
     })
 }
 
-/// What is wanted of a value.
-#[derive(Clone, Copy)]
-enum Want<'n> {
-    String,
-    Bool,
-    Integer,
-    Object(&'n ParseNode),
-    Objects(&'n ParseNode),
-    FirstNamed(&'static str, &'n ParseNode),
-    Strings(&'static [&'static str]),
-    QueueTree,
-}
-
-impl<'n> Want<'n> {
-    fn of(shape: &'n ParseShape) -> Want<'n> {
-        match shape {
-            ParseShape::String => Want::String,
-            ParseShape::Bool => Want::Bool,
-            ParseShape::Integer => Want::Integer,
-            ParseShape::Object(node) => Want::Object(node),
-            ParseShape::Objects(node) => Want::Objects(node),
-            ParseShape::FirstNamed(name, node) => Want::FirstNamed(name, node),
-            ParseShape::Strings(keys) => Want::Strings(keys),
-            ParseShape::QueueTree => Want::QueueTree,
-        }
-    }
-}
-
-/// Reads one value as wanted: `None` when it has another type.
-struct ShapeSeed<'n>(Want<'n>);
+/// Reads one value of `shape`: `None` when it has another type.
+struct ShapeSeed<'n>(&'n ParseShape);
 
 impl<'de> DeserializeSeed<'de> for ShapeSeed<'_> {
     type Value = Option<Parsed>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        match self.0 {
+        let visitor = match self.0 {
             // Leaves and queue trees read as the lenient readers read them.
-            Want::String => Ok(Maybe::<String>::deserialize(d)?.0.map(Parsed::String)),
-            Want::Bool => Ok(Maybe::<bool>::deserialize(d)?.0.map(Parsed::Bool)),
-            Want::Integer => Ok(Maybe::<Integer>::deserialize(d)?.0.map(Parsed::Integer)),
-            Want::QueueTree => Ok(Maybe::<QueueTree>::deserialize(d)?.0.map(Parsed::Tree)),
-            want => d.deserialize_any(ShapeVisitor(want)),
-        }
+            ParseShape::String => {
+                return Ok(Maybe::<String>::deserialize(d)?.0.map(Parsed::String))
+            }
+            ParseShape::Bool => return Ok(Maybe::<bool>::deserialize(d)?.0.map(Parsed::Bool)),
+            ParseShape::Integer => {
+                return Ok(Maybe::<Integer>::deserialize(d)?.0.map(Parsed::Integer))
+            }
+            ParseShape::QueueTree => {
+                return Ok(Maybe::<QueueTree>::deserialize(d)?.0.map(Parsed::Tree))
+            }
+            ParseShape::Object(node) => ShapeVisitor::Object(node),
+            ParseShape::Objects(node) => ShapeVisitor::Objects(node, None),
+            ParseShape::FirstNamed(name, node) => ShapeVisitor::Objects(node, Some(name)),
+            ParseShape::Strings(keys) => ShapeVisitor::Strings(keys),
+        };
+        d.deserialize_any(visitor)
+    }
+}
+
+/// Reads an object against `node` (the root of a kind, or an element of
+/// an array of objects): `None` when it is not an object.
+struct ObjectSeed<'n>(&'n ParseNode);
+
+impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
+    type Value = Option<Parsed>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(ShapeVisitor::Object(self.0))
     }
 }
 
@@ -310,9 +304,14 @@ impl<'de> Visitor<'de> for KeptKeySeed {
     }
 }
 
-/// Reads an object, an array or a map of strings as wanted; any other
-/// value (or a wanted one of another type) reads as `None`.
-struct ShapeVisitor<'n>(Want<'n>);
+/// Reads an object against its node, an array of objects (all of them, or
+/// the first of a `name`), or a map of the kept strings; any other value
+/// reads as `None`.
+enum ShapeVisitor<'n> {
+    Object(&'n ParseNode),
+    Objects(&'n ParseNode, Option<&'static str>),
+    Strings(&'static [&'static str]),
+}
 
 impl<'de> Visitor<'de> for ShapeVisitor<'_> {
     type Value = Option<Parsed>;
@@ -338,16 +337,15 @@ impl<'de> Visitor<'de> for ShapeVisitor<'_> {
     nothing_for_absent_values!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let (node, named) = match self.0 {
-            Want::Objects(node) => (node, None),
-            Want::FirstNamed(name, node) => (node, Some(name)),
+        let (node, named) = match self {
+            ShapeVisitor::Objects(node, named) => (node, named),
             _ => {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 return Ok(None);
             }
         };
         let mut kept = Vec::new();
-        while let Some(element) = seq.next_element_seed(ShapeSeed(Want::Object(node)))? {
+        while let Some(element) = seq.next_element_seed(ObjectSeed(node))? {
             if let Some(Parsed::Object(fields)) = element {
                 kept.push(fields);
             }
@@ -362,13 +360,13 @@ impl<'de> Visitor<'de> for ShapeVisitor<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        match self.0 {
-            Want::Object(node) => {
+        match self {
+            ShapeVisitor::Object(node) => {
                 let mut fields = Fields::default();
                 while let Some(key) = map.next_key_seed(KeySeed(node))? {
                     match key.and_then(|at| Some((at, node.fields.get(at)?))) {
                         Some((at, (_, shape))) => {
-                            let value = map.next_value_seed(ShapeSeed(Want::of(shape)))?;
+                            let value = map.next_value_seed(ShapeSeed(shape))?;
                             fields.set(at, value);
                         }
                         None => {
@@ -378,7 +376,7 @@ impl<'de> Visitor<'de> for ShapeVisitor<'_> {
                 }
                 Ok(Some(Parsed::Object(fields)))
             }
-            Want::Strings(keys) => {
+            ShapeVisitor::Strings(keys) => {
                 let mut strings: Vec<(&'static str, String)> = Vec::new();
                 while let Some(key) = map.next_key_seed(KeptKeySeed(keys))? {
                     match key {
