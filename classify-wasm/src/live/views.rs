@@ -44,7 +44,8 @@ pub struct Entry<'a, P> {
     /// Where it goes in a snapshot: items and captured pods are each
     /// written in this order.
     pub place: P,
-    /// Its namespace; `None` for a cluster-scoped object (a Node).
+    /// Its namespace; `None` for a cluster-scoped object (a Node), or
+    /// where the source does not say (every view then keeps it).
     pub namespace: Option<&'a str>,
     /// Classified apart: it belongs to a TrainJob that is gone (see the
     /// module docs).
@@ -119,11 +120,6 @@ impl ViewSnapshots {
             current: write(options, view),
             apart: (!apart.is_empty()).then(|| write(options, apart)),
         }
-    }
-
-    /// The options both snapshots are read with.
-    pub fn options(&self) -> Options {
-        self.options
     }
 
     /// What `classify` gives of each snapshot that `keep` keeps: the

@@ -52,6 +52,8 @@ pub(super) fn store_ops(deltas: &[Delta], owners: Vec<(String, Option<String>)>)
     ops
 }
 
+/// The database operations that mirror a history delta: the histories
+/// written and those dropped.
 pub(super) fn history_ops(delta: HistoryDelta, ops: &mut Vec<Op>) {
     ops.extend(
         delta
