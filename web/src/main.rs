@@ -8,7 +8,8 @@
         clippy::unwrap_used,
         clippy::expect_used,
         clippy::indexing_slicing,
-        clippy::panic
+        clippy::panic,
+        clippy::too_many_lines
     )
 )]
 
