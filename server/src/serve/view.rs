@@ -84,7 +84,7 @@ pub const ROWS_FLOOR: usize = 64 << 10;
 /// then namespace and name, as a namespace snapshot lists them; captured
 /// pods by TrainJob UID, each TrainJob's oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Place {
+enum Place {
     Object(Linked),
     Captured(String, u64),
 }
@@ -110,8 +110,8 @@ impl ViewSource for StoreView<'_> {
 
     fn entry(&self, key: &Linked) -> Option<Entry<'_, Place>> {
         match key {
-            Linked::Object(kind, name) => {
-                let object = self.store.get(*kind, &name.0, &name.1)?;
+            Linked::Object(kind, object_key) => {
+                let object = self.store.get(*kind, &object_key.0, &object_key.1)?;
                 Some(Entry {
                     text: EntryText::Item(&object.json),
                     place: Place::Object(key.clone()),
