@@ -227,11 +227,7 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
     pub fn delete(&mut self, key: &ItemKey) -> bool {
         let affected = self.linker.replace(Member::Item(key.clone()), None);
         self.affected.extend(affected);
-        let Some(kept) = self.items.remove(key) else {
-            return false;
-        };
-        self.order.remove(&kept.seq);
-        true
+        forget(&mut self.items, &mut self.order, key)
     }
 
     /// Adds or replaces a captured pod, given its entry's text and what
@@ -251,13 +247,7 @@ impl<T: AsRef<str>> LiveSnapshot<T> {
         let key = (trainjob_uid.to_string(), pod_uid.to_string());
         let affected = self.linker.replace(Member::Captured(key.clone()), None);
         self.affected.extend(affected);
-        match self.captured.remove(&key) {
-            Some(kept) => {
-                self.captured_order.remove(&kept.seq);
-                true
-            }
-            None => false,
-        }
+        forget(&mut self.captured, &mut self.captured_order, &key)
     }
 
     /// Says whether Nodes can be read; when that changes, every object is
@@ -387,11 +377,25 @@ fn keep_last<K: Ord + Clone, T>(
     key: K,
     text: T,
 ) {
-    if let Some(old) = kept.remove(&key) {
-        order.remove(&old.seq);
-    }
+    forget(kept, order, &key);
     order.insert(seq, key.clone());
     kept.insert(key, Kept { text, seq });
+}
+
+/// Drops the text kept under `key` and its place in the input order;
+/// whether there was one.
+fn forget<K: Ord, T>(
+    kept: &mut BTreeMap<K, Kept<T>>,
+    order: &mut BTreeMap<u64, K>,
+    key: &K,
+) -> bool {
+    match kept.remove(key) {
+        Some(old) => {
+            order.remove(&old.seq);
+            true
+        }
+        None => false,
+    }
 }
 
 /// The snapshot as the engine's views read it (a private key type, so a
