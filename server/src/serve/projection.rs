@@ -17,8 +17,9 @@
 //! The watch loops parse the API's responses into it; [`project`] reads an
 //! object held as a `Value` (tests) through the very same code, and the state
 //! directory its stored text, so no path can project differently. The text
-//! is the one a `serde_json::Map` would print (keys sorted): the tests keep
-//! the earlier Map-building projection as the reference, byte for byte.
+//! is the one a `serde_json::Map` would print (keys sorted): the tests
+//! walk the engine's read schema over a `Value` into a `Map` as the
+//! reference, and match it byte for byte.
 
 use std::sync::Arc;
 
